@@ -1,0 +1,81 @@
+"""The hardware matrix (runner/matrix.toml): targets, their limits, backends and CI runners."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from kregress.schema import SchemaError, Strict, parse, read_toml
+from pydantic import Field, model_validator
+
+TargetKind = Literal["interpreter", "device", "compile"]
+Backend = Literal["cpu", "cuda", "hip", "xpu"]
+BACKENDS: tuple[Backend, ...] = ("cpu", "cuda", "hip", "xpu")
+
+
+class Target(Strict):
+    kind: TargetKind
+    backend: Backend
+    arch: str | None = None
+    warp_size: int | None = None
+    limits: dict[str, int] = Field(default_factory=dict)
+    name: str = ""
+
+    @property
+    def runs_kernels(self) -> bool:
+        return self.kind != "compile"
+
+
+class BackendEntry(Strict):
+    targets: list[str]
+
+
+class RunnerEntry(Strict):
+    labels: list[str]
+    backend: Backend
+    hosted: bool = False
+    targets: list[str] | None = None
+
+
+class Matrix(Strict):
+    targets: dict[str, Target]
+    backends: dict[Backend, BackendEntry]
+    runners: dict[str, RunnerEntry] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _names_resolve(self) -> Matrix:
+        known = set(self.targets)
+        for name, target in self.targets.items():
+            prefix = name.split(":", 1)[0]
+            if prefix != target.backend:
+                raise ValueError(f"target {name!r} must start with its backend {target.backend!r}")
+        used = [(f"backends.{b}", t) for b, e in self.backends.items() for t in e.targets]
+        used += [(f"runners.{r}", t) for r, e in self.runners.items() for t in e.targets or []]
+        for where, target in used:
+            if target not in known:
+                raise ValueError(f"{where}: unknown target {target!r}; known: {', '.join(sorted(known))}")
+        return self
+
+    @cached_property
+    def named(self) -> dict[str, Target]:
+        return {name: t.model_copy(update={"name": name}) for name, t in self.targets.items()}
+
+    def target(self, name: str) -> Target:
+        return self.named[name]
+
+    def targets_for(self, backend: Backend) -> list[Target]:
+        entry = self.backends.get(backend)
+        return [self.named[n] for n in entry.targets] if entry else []
+
+
+DEFAULT_MATRIX = Path(str(resources.files("kregress") / "matrix.toml"))
+
+
+def load_matrix(path: Path | None = None) -> Matrix:
+    path = path or DEFAULT_MATRIX
+    return parse(Matrix, path, read_toml(path))
+
+
+__all__ = ["BACKENDS", "DEFAULT_MATRIX", "Matrix", "SchemaError", "Target", "load_matrix"]

@@ -1,0 +1,340 @@
+"""The pytest plugin: collect corpus/<case>/case.toml as items, one per (case, expectation, target).
+
+Measuring happens in `setup` (a child process per job), judging in `call`; outcomes map onto
+pytest's own (pass, fail, xfail, xpass, skip, error), so -k, -x, --lf, --junitxml and -n auto
+work as usual.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kregress.devices import VISIBLE_DEVICES, pinned_environment, probe_count
+from kregress.jobs import DEFAULT_TIMEOUT, Job, JobOutcome, run_job
+from kregress.judge import Outcome, Verdict, judge
+from kregress.manifest import KINDS, Case, Expectation, Numerics, Perf, load_case
+from kregress.matrix import BACKENDS, Matrix, SchemaError, Target, load_matrix
+from kregress.report import ResultsCollector
+
+MATRIX = pytest.StashKey[Matrix]()
+TARGETS = pytest.StashKey[list[Target]]()
+JOBS = pytest.StashKey[dict[tuple[str, ...], JobOutcome]]()
+WORKDIR = pytest.StashKey[Path]()
+COMPILE_KINDS = ("compiles", "resource", "ir", "artifact")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kregress", "kregress: judge the GPU-compiler regression corpus")
+    group.addoption(
+        "--backend",
+        choices=BACKENDS,
+        default="cpu",
+        help="hardware to judge on: cpu (Triton interpreter + every compile-only target this "
+        "machine can build), or a real cuda / hip / xpu device. Default: cpu.",
+    )
+    group.addoption(
+        "--target",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="judge only these targets (repeatable), e.g. cuda:sm_90, hip:gfx942, xpu:pvc, "
+        "cpu:interpreter. Default: the backend's targets in the matrix file.",
+    )
+    group.addoption(
+        "--matrix",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="matrix file with targets, limits and runners (default: the packaged matrix.toml)",
+    )
+    group.addoption(
+        "--case-timeout",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help=f"kill a case's child process after this long and report TIMEOUT (default: the "
+        f"case's `timeout`, else {DEFAULT_TIMEOUT:g})",
+    )
+    group.addoption(
+        "--kregress-json",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write every item's outcome, measured values, limits and toolchain versions here",
+    )
+    group.addoption(
+        "--kregress-md",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="write a markdown summary here (also appended to $GITHUB_STEP_SUMMARY when set)",
+    )
+    group.addoption(
+        "--devices",
+        type=int,
+        default=None,
+        metavar="N",
+        help="devices to spread xdist workers over (default: probed, or the visible-devices variable)",
+    )
+    group.addoption(
+        "--keep-jobs",
+        action="store_true",
+        help="keep each job's folder (job.json, child.log, IR files) after the run",
+    )
+
+
+def selected_targets(matrix: Matrix, backend: str, requested: list[str]) -> list[Target]:
+    if not requested:
+        return matrix.targets_for(backend)  # type: ignore[arg-type]
+    chosen = []
+    for name in requested:
+        if name not in matrix.targets:
+            raise pytest.UsageError(
+                f"--target {name!r} is not in the matrix file; valid targets: {', '.join(sorted(matrix.targets))}"
+            )
+        target = matrix.target(name)
+        if target.runs_kernels and target.backend != backend:
+            raise pytest.UsageError(
+                f"--target {name} runs kernels on {target.backend}, but --backend is {backend}; "
+                f"use --backend {target.backend} or a compile-only target"
+            )
+        chosen.append(target)
+    return chosen
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    try:
+        matrix = load_matrix(config.getoption("matrix"))
+    except SchemaError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    for kind in KINDS:
+        config.addinivalue_line("markers", f"{kind}: kregress items judging a {kind} expectation")
+    backend = config.getoption("backend")
+    config.stash[MATRIX] = matrix
+    config.stash[TARGETS] = selected_targets(matrix, backend, config.getoption("target"))
+    config.stash[JOBS] = {}
+    config.stash[WORKDIR] = Path(tempfile.mkdtemp(prefix="kregress-jobs-"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if backend in VISIBLE_DEVICES and worker:
+        count = config.getoption("devices") or probe_count(backend)
+        os.environ.update(pinned_environment(backend, worker, os.environ, count))
+    if not hasattr(config, "workerinput"):  # the controller (or a serial run) writes the reports
+        config.pluginmanager.register(ResultsCollector(config), "kregress-results")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if WORKDIR in config.stash and not config.getoption("keep_jobs"):
+        shutil.rmtree(config.stash[WORKDIR], ignore_errors=True)
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+    if file_path.name == "case.toml":
+        return CaseFile.from_parent(parent, path=file_path)
+    return None
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    names = ", ".join(t.name for t in config.stash[TARGETS])
+    return f"kregress: backend {config.getoption('backend')}, targets {names}"
+
+
+class ManifestError(Exception):
+    """A case.toml that cannot be used: shown as a one-paragraph collection error."""
+
+
+class CaseFile(pytest.File):
+    def collect(self) -> list[pytest.Item]:
+        matrix = self.config.stash[MATRIX]
+        try:
+            case = load_case(self.path, set(matrix.targets))
+        except SchemaError as exc:
+            raise ManifestError(str(exc)) from None
+        items = []
+        for name, expectation in case.expectations():
+            for target in self.config.stash[TARGETS]:
+                generate, skip_reason = plan(case, expectation, target)
+                if not generate:
+                    continue
+                item = CaseItem.from_parent(
+                    self,
+                    name=f"{name}[{target.name}]",
+                    case=case,
+                    expectation=expectation,
+                    expectation_name=name,
+                    target=target,
+                )
+                if skip_reason:
+                    item.add_marker(pytest.mark.skip(reason=skip_reason))
+                items.append(item)
+        return items
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, ManifestError):
+            return f"invalid case manifest: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+
+def plan(case: Case, expectation: Expectation, target: Target) -> tuple[bool, str | None]:
+    """Whether an item exists for this pair, and why it skips if it does. Pure."""
+    if (expectation.kind in COMPILE_KINDS) != (target.kind == "compile"):
+        if not (isinstance(expectation, Perf) and target.kind == "interpreter"):
+            return False, None
+        if not expectation.targets or not expectation.applies_to(target.name):
+            return (
+                True,
+                "perf is timed on a real device; list cpu:interpreter in the expectation's "
+                "targets to time interpreter runs",
+            )
+    if not expectation.applies_to(target.name):
+        return True, f"the case limits this expectation to {', '.join(expectation.targets or [])}"
+    framework = case.manifest.framework
+    if framework == "tilelang" and target.kind == "interpreter":
+        return True, "TileLang has no CPU interpreter: on cpu the compile-only checks judge TileLang cases"
+    if framework == "tilelang" and target.kind == "compile" and target.backend != "cuda":
+        return True, f"the TileLang adapter builds CUDA targets only, not {target.name}"
+    if framework == "nvfuser" and target.kind != "device":
+        return True, "nvFuser compiles at run time on a CUDA device; it has no interpreter or AOT target"
+    return True, None
+
+
+class CaseError(Exception):
+    """The harness or the case broke (not the compiler under test): pytest reports an ERROR."""
+
+
+class CaseFailure(Exception):
+    def __init__(self, verdict: Verdict) -> None:
+        super().__init__(verdict.message)
+        self.verdict = verdict
+
+
+class CaseItem(pytest.Item):
+    def __init__(
+        self, *, case: Case, expectation: Expectation, expectation_name: str, target: Target, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.expectation = expectation
+        self.expectation_name = expectation_name
+        self.target = target
+        self.verdict: Verdict | None = None
+        self.xpass_reason: str | None = None
+        self.add_marker(getattr(pytest.mark, expectation.kind))
+        self.user_properties.append(("kregress", json.dumps(self.record())))
+
+    def record(self, **extra: Any) -> dict[str, Any]:
+        upstream = self.case.manifest.upstream
+        return {
+            "case": self.case.id,
+            "expectation": self.expectation_name,
+            "kind": self.expectation.kind,
+            "target": self.target.name,
+            "framework": self.case.manifest.framework,
+            "upstream": upstream.issue,
+            "fix": upstream.fix,
+            **extra,
+        }
+
+    def job(self) -> Job:
+        exp, case = self.expectation, self.case
+        common = {
+            "case_id": case.id,
+            "repro": case.repro,
+            "framework": case.manifest.framework,
+            "target": self.target,
+        }
+        if isinstance(exp, Numerics):
+            return Job("numerics", attr=exp.check, **common)
+        if isinstance(exp, Perf):
+            return Job("perf", attr=exp.subject_bench, baseline=exp.baseline, **common)
+        return Job("compile", attr=exp.kernel, **common)  # type: ignore[union-attr]
+
+    def timeout(self) -> float:
+        given = self.config.getoption("case_timeout")
+        return given if given is not None else float(self.case.manifest.timeout or DEFAULT_TIMEOUT)
+
+    def setup(self) -> None:
+        job = self.job()
+        memo = self.config.stash[JOBS]
+        if job.key not in memo:
+            memo[job.key] = run_job(job, self.timeout(), self.config.stash[WORKDIR])
+        outcome = memo[job.key]
+        verdict = judge(self.expectation, self.target, outcome)
+        version = outcome.toolchain.get(self.case.manifest.framework)
+        known_bad = self.case.known_bad_for(self.expectation_name, self.target.name, version)
+        if known_bad and verdict.outcome == Outcome.FAIL:
+            verdict.outcome = Outcome.XFAIL
+            verdict.message = (
+                f"known bad ({known_bad.link}{': ' + known_bad.reason if known_bad.reason else ''})"
+                f" — {verdict.message}"
+            )
+        elif known_bad and verdict.outcome == Outcome.PASS:
+            verdict.outcome = Outcome.XPASS
+            verdict.message = (
+                f"looks fixed on {self.case.manifest.framework} {version}: update the manifest's known_bad "
+                f"entry and close the upstream issue {known_bad.link} — {verdict.message}"
+            )
+        self.verdict = verdict
+        self.user_properties.append(
+            (
+                "kregress",
+                json.dumps(
+                    self.record(
+                        outcome=verdict.outcome.value,
+                        failure_kind=verdict.failure_kind,
+                        message=verdict.message,
+                        measured=verdict.measured,
+                        limit=verdict.limit,
+                        toolchain=outcome.toolchain,
+                        job_seconds=round(outcome.seconds, 3),
+                        known_bad=known_bad.link if known_bad else None,
+                    ),
+                    default=str,
+                ),
+            )
+        )
+        if verdict.outcome == Outcome.ERROR:
+            raise CaseError(verdict)
+
+    def runtest(self) -> None:
+        verdict = self.verdict
+        assert verdict is not None
+        if verdict.outcome == Outcome.SKIP:
+            pytest.skip(verdict.message)
+        if verdict.outcome == Outcome.XFAIL:
+            pytest.xfail(verdict.message)
+        if verdict.outcome == Outcome.XPASS:
+            self.xpass_reason = verdict.message
+        if verdict.outcome == Outcome.FAIL:
+            raise CaseFailure(verdict)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        value = excinfo.value
+        if isinstance(value, (CaseFailure, CaseError)):
+            verdict: Verdict = value.args[0] if isinstance(value, CaseError) else value.verdict
+            lines = [f"{self.case.id} / {self.expectation_name} on {self.target.name}: {verdict.message}"]
+            if verdict.detail:
+                lines += ["", verdict.detail]
+            lines += ["", f"case: {self.case.folder}", f"upstream: {self.case.manifest.upstream.issue}"]
+            return "\n".join(lines)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"{self.case.id}::{self.name}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    outcome = yield
+    report = outcome.get_result()
+    if isinstance(item, CaseItem) and call.when == "call" and report.passed and item.xpass_reason:
+        if item.config.getini("xfail_strict"):
+            report.outcome = "failed"
+            report.longrepr = f"[XPASS(strict)] {item.xpass_reason}"
+        else:
+            report.wasxfail = item.xpass_reason

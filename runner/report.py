@@ -1,0 +1,141 @@
+"""Results of a corpus run: a JSON file for machines, a markdown summary for people and CI pages.
+
+Runs on the controller only; with xdist each worker ships its items' records through
+`user_properties`, which also puts them into JUnit XML.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from typing import Any
+
+import pytest
+
+SYMBOL = {"PASS": "✅", "FAIL": "❌", "XFAIL": "⚠️", "XPASS": "🎉", "SKIP": "⏭️", "ERROR": "💥"}
+WORST_FIRST = ("ERROR", "FAIL", "XPASS", "XFAIL", "PASS", "SKIP")
+
+
+def outcome_of(report: pytest.TestReport) -> str | None:
+    """Map a pytest report to a kregress outcome; None for phases that decide nothing."""
+    wasxfail = hasattr(report, "wasxfail")
+    if report.when == "setup":
+        if report.failed:
+            return "ERROR"
+        return "SKIP" if report.skipped else None
+    if report.when == "call":
+        if report.passed:
+            return "XPASS" if wasxfail else "PASS"
+        if report.skipped:
+            return "XFAIL" if wasxfail else "SKIP"
+        return "XPASS" if "[XPASS(strict)]" in str(report.longrepr) else "FAIL"
+    return "ERROR" if report.failed else None
+
+
+def reason_of(report: pytest.TestReport) -> str:
+    if report.skipped and isinstance(report.longrepr, tuple):
+        return str(report.longrepr[2]).removeprefix("Skipped: ")
+    return str(getattr(report, "wasxfail", "")) or ""
+
+
+class ResultsCollector:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.records: dict[str, dict[str, Any]] = {}
+        self.started = time.time()
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        props = [json.loads(v) for k, v in report.user_properties if k == "kregress"]
+        outcome = outcome_of(report)
+        if not props or outcome is None:
+            return
+        record = {"nodeid": report.nodeid, **props[-1]}
+        record["outcome"] = outcome
+        record.setdefault("message", reason_of(report))
+        if outcome == "SKIP" and not record.get("message"):
+            record["message"] = reason_of(report)
+        record["duration"] = round(
+            self.records.get(report.nodeid, {}).get("duration", 0) + report.duration, 3
+        )
+        self.records[report.nodeid] = record
+
+    def document(self) -> dict[str, Any]:
+        items = sorted(self.records.values(), key=lambda r: r["nodeid"])
+        return {
+            "kregress": 1,
+            "backend": self.config.getoption("backend"),
+            "targets": [t for t in self.config.getoption("target")] or None,
+            "started": self.started,
+            "seconds": round(time.time() - self.started, 3),
+            "counts": dict(Counter(r["outcome"] for r in items)),
+            "items": items,
+        }
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        document = self.document()
+        json_path = self.config.getoption("kregress_json")
+        if json_path:
+            json_path.parent.mkdir(parents=True, exist_ok=True)
+            json_path.write_text(json.dumps(document, indent=2, default=str))
+        markdown = render_markdown(document)
+        md_path = self.config.getoption("kregress_md")
+        if md_path:
+            md_path.parent.mkdir(parents=True, exist_ok=True)
+            md_path.write_text(markdown)
+        summary = os.environ.get("GITHUB_STEP_SUMMARY")
+        if summary and document["items"]:
+            with open(summary, "a") as handle:
+                handle.write(markdown + "\n")
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        items = self.records.values()
+        xpassed = [r for r in items if r["outcome"] == "XPASS"]
+        if xpassed:
+            terminalreporter.section("kregress: looks fixed (XPASS)")
+            for record in xpassed:
+                terminalreporter.line(
+                    f"{record['case']} / {record['expectation']} on {record['target']}: {record['message']}"
+                )
+        written = [
+            str(p)
+            for p in (self.config.getoption("kregress_json"), self.config.getoption("kregress_md"))
+            if p
+        ]
+        if written and items:
+            terminalreporter.line(f"kregress results written to {', '.join(written)}")
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    items = document["items"]
+    counts = document["counts"]
+    lines = [f"## kregress — backend `{document['backend']}`", ""]
+    lines.append(
+        " · ".join(f"{SYMBOL[o]} {o} {counts[o]}" for o in WORST_FIRST if counts.get(o)) or "no items"
+    )
+    lines.append("")
+    cases = sorted({r["case"] for r in items})
+    targets = sorted({r["target"] for r in items})
+    if cases:
+        lines += ["| case | " + " | ".join(f"`{t}`" for t in targets) + " |", "|---|" + "---|" * len(targets)]
+        for case in cases:
+            cells = []
+            for target in targets:
+                found = [r["outcome"] for r in items if r["case"] == case and r["target"] == target]
+                worst = next((o for o in WORST_FIRST if o in found), None)
+                cells.append(f"{SYMBOL[worst]} {worst}" if worst else "—")
+            upstream = next(r.get("upstream") for r in items if r["case"] == case)
+            lines.append(f"| [{case}]({upstream}) | " + " | ".join(cells) + " |")
+        lines.append("")
+    notable = [r for r in items if r["outcome"] in ("FAIL", "ERROR", "XPASS")]
+    if notable:
+        lines += ["| outcome | case / expectation | target | message |", "|---|---|---|---|"]
+        for r in notable:
+            message = str(r.get("message", "")).splitlines()[0].replace("|", "\\|")[:300]
+            lines.append(
+                f"| {SYMBOL[r['outcome']]} {r['outcome']} | {r['case']} / {r['expectation']} | "
+                f"`{r['target']}` | {message} |"
+            )
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,179 @@
+"""The child process: load a case's repro.py, do one job, write result.json.
+
+Run as `python -m kregress.worker JOB.json`. Whatever the compiler under test does (raise, abort,
+segfault, hang), the parent classifies it from this process's exit and from result.json; the
+pytest process itself never imports the compiler under test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import importlib.util
+import json
+import os
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from kregress.adapters import Unsupported
+
+
+class CaseError(Exception):
+    """The case itself is broken (bad repro.py, missing attribute): an ERROR, not a compiler FAIL."""
+
+
+def load_repro(path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(f"kregress_repro_{path.parent.name}", path)
+    if spec is None or spec.loader is None:
+        raise CaseError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    except ImportError as exc:
+        raise Unsupported(f"{path.name} needs a module this environment lacks: {exc}") from None
+    return module
+
+
+def attribute(repro: Any, name: str, field: str) -> Any:
+    if not hasattr(repro, name):
+        raise CaseError(f"repro.py has no attribute {name!r} (named by `{field}` in case.toml)")
+    return getattr(repro, name)
+
+
+def adapter_for(framework: str) -> Any:
+    if framework == "triton":
+        from kregress.adapters import triton_aot
+
+        return triton_aot
+    if framework == "tilelang":
+        from kregress.adapters import tilelang_aot
+
+        return tilelang_aot
+    raise Unsupported(
+        f"no ahead-of-time compile for {framework}: nvFuser compiles at run time on a device, and its "
+        "binary wheels come only from NVIDIA's own index, which this machine cannot reach"
+    )
+
+
+def toolchain_versions(framework: str) -> dict[str, str]:
+    versions = {"python": sys.version.split()[0]}
+    for module in ("triton", "torch", "tilelang", "nvfuser"):
+        if module in sys.modules:
+            versions[module] = str(getattr(sys.modules[module], "__version__", "unknown"))
+    if framework in ("triton", "tilelang") and framework not in versions:
+        with contextlib.suppress(ImportError, Unsupported):
+            versions.update(adapter_for(framework).toolchain_versions())
+    return versions
+
+
+def to_float64(value: Any) -> Any:
+    import numpy as np
+
+    if hasattr(value, "detach"):
+        value = value.detach().cpu()
+        value = value.double() if value.is_floating_point() else value
+        return value.numpy()
+    return np.asarray(value)
+
+
+def as_named(value: Any) -> dict[str, Any]:
+    if isinstance(value, dict):
+        return dict(value)
+    if isinstance(value, (tuple, list)):
+        return {f"out{i}": v for i, v in enumerate(value)}
+    return {"out": value}
+
+
+def run_numerics(repro: Any, job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+    import numpy as np
+
+    check = attribute(repro, job["attr"], "check")
+    returned = check(job["device"])
+    if not (isinstance(returned, tuple) and len(returned) == 2):
+        raise CaseError(f"{job['attr']}() must return (actual, expected), got {type(returned).__name__}")
+    actual, expected = as_named(returned[0]), as_named(returned[1])
+    if actual.keys() != expected.keys():
+        raise CaseError(f"{job['attr']}(): actual has {sorted(actual)}, expected has {sorted(expected)}")
+    arrays = {f"actual.{k}": to_float64(v) for k, v in actual.items()}
+    arrays |= {f"expected.{k}": to_float64(v) for k, v in expected.items()}
+    np.savez(out_dir / "arrays.npz", **arrays)
+    return {"arrays": "arrays.npz"}
+
+
+def time_callable(fn: Any, device: str) -> float:
+    """Milliseconds per call: CUDA-event timing on a GPU, median wall time on the CPU."""
+    if device != "cpu":
+        import triton.testing
+
+        return float(triton.testing.do_bench(fn))
+    fn()
+    samples = []
+    deadline = time.perf_counter() + 2.0
+    while len(samples) < 5 or (time.perf_counter() < deadline and len(samples) < 50):
+        started = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - started) * 1e3)
+    return statistics.median(samples)
+
+
+def run_perf(repro: Any, job: dict[str, Any]) -> dict[str, Any]:
+    timings: dict[str, Any] = {}
+    for role in ("subject", "baseline"):
+        bench = attribute(repro, job[role], role)
+        ms = time_callable(bench.setup(job["device"]), job["device"])
+        timings[role] = {
+            "name": job[role],
+            "ms": ms,
+            "tflops": bench.flops / ms / 1e9 if bench.flops else None,
+        }
+    return timings
+
+
+def run_job(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+    repro = load_repro(Path(job["repro"]))
+    result: dict[str, Any] = {"status": "ok"}
+    if job["kind"] == "compile":
+        kernel = attribute(repro, job["attr"], "kernel")
+        configs = adapter_for(job["framework"]).compile_kernel(kernel, job["target"], out_dir)
+        result["configs"] = [dataclasses.asdict(c) for c in configs]
+    elif job["kind"] == "numerics":
+        result["numerics"] = run_numerics(repro, job, out_dir)
+    elif job["kind"] == "perf":
+        result["perf"] = run_perf(repro, job)
+    else:
+        raise CaseError(f"unknown job kind {job['kind']!r}")
+    return result
+
+
+def main(argv: list[str]) -> int:
+    job_file = Path(argv[0])
+    job = json.loads(job_file.read_text())
+    out_dir = job_file.parent
+    started = time.perf_counter()
+    try:
+        result = run_job(job, out_dir)
+    except Unsupported as exc:
+        result = {"status": "unsupported", "reason": str(exc)}
+    except CaseError as exc:
+        result = {"status": "case_error", "reason": str(exc)}
+    except Exception as exc:  # raised by the compiler or the kernel under test
+        result = {
+            "status": "raised",
+            "error_type": type(exc).__name__,
+            "reason": f"{type(exc).__name__}: {exc}"[-4000:],
+            "traceback": traceback.format_exc()[-8000:],
+        }
+    result["toolchain"] = toolchain_versions(job["framework"])
+    result["seconds"] = time.perf_counter() - started
+    result["pid"] = os.getpid()
+    (out_dir / "result.json").write_text(json.dumps(result, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
