@@ -79,7 +79,7 @@ def compile_failures(configs: list[dict[str, Any]]) -> Verdict | None:
         return None
     kinds = {failure_kind_of(c["error_type"]) for c in broken}
     kind = "OUT_OF_RESOURCES" if "OUT_OF_RESOURCES" in kinds else "COMPILE_ERROR"
-    lines = [f"[{c['label']}] {c['error_type']}: {first_line(c['message'])}" for c in broken]
+    lines = [f"[{c['label']}] {c['error_type']}: {last_line(c['message'])}" for c in broken]
     return Verdict(
         Outcome.FAIL,
         f"{kind}: {len(broken)} of {len(configs)} configs did not compile\n" + "\n".join(lines),
@@ -89,8 +89,10 @@ def compile_failures(configs: list[dict[str, Any]]) -> Verdict | None:
     )
 
 
-def first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0] if (text or "").strip() else ""
+def last_line(text: str | None) -> str:
+    """Compiler errors put the source excerpt first and the diagnosis last."""
+    lines = (text or "").strip().splitlines()
+    return lines[-1] if lines else ""
 
 
 def judge_compiles(configs: list[dict[str, Any]]) -> Verdict:

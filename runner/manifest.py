@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from kregress.schema import SchemaError, Strict, parse, read_toml
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import Field, field_validator, model_validator
+
+from kregress.schema import SchemaError, Strict, parse, read_toml
 
 Framework = Literal["triton", "tilelang", "nvfuser"]
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")
@@ -247,7 +248,7 @@ def load_case(manifest_path: Path, known_targets: set[str] | None = None) -> Cas
     folder = manifest_path.parent
     if not CASE_ID.match(folder.name):
         raise SchemaError(manifest_path, [f"case folder name {folder.name!r} must match {CASE_ID.pattern}"])
-    manifest = parse(Manifest, manifest_path, read_toml(manifest_path))
+    manifest = parse(Manifest, manifest_path, read_toml(manifest_path), union_tags=KINDS)
     problems: list[str] = []
     if not (folder / "repro.py").is_file():
         problems.append("repro.py is missing next to case.toml")

@@ -7,8 +7,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Literal
 
-from kregress.schema import SchemaError, Strict, parse, read_toml
 from pydantic import Field, model_validator
+
+from kregress.schema import SchemaError, Strict, parse, read_toml
 
 TargetKind = Literal["interpreter", "device", "compile"]
 Backend = Literal["cpu", "cuda", "hip", "xpu"]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from kregress.devices import VISIBLE_DEVICES, pinned_environment, probe_count
 from kregress.jobs import DEFAULT_TIMEOUT, Job, JobOutcome, run_job
 from kregress.judge import Outcome, Verdict, judge
@@ -95,9 +96,8 @@ def selected_targets(matrix: Matrix, backend: str, requested: list[str]) -> list
     chosen = []
     for name in requested:
         if name not in matrix.targets:
-            raise pytest.UsageError(
-                f"--target {name!r} is not in the matrix file; valid targets: {', '.join(sorted(matrix.targets))}"
-            )
+            valid = ", ".join(sorted(matrix.targets))
+            raise pytest.UsageError(f"--target {name!r} is not in the matrix file; valid targets: {valid}")
         target = matrix.target(name)
         if target.runs_kernels and target.backend != backend:
             raise pytest.UsageError(

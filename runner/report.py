@@ -44,9 +44,11 @@ class ResultsCollector:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.records: dict[str, dict[str, Any]] = {}
+        self.durations: Counter[str] = Counter()
         self.started = time.time()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.durations[report.nodeid] += report.duration  # setup measures, call judges: both count
         props = [json.loads(v) for k, v in report.user_properties if k == "kregress"]
         outcome = outcome_of(report)
         if not props or outcome is None:
@@ -62,7 +64,10 @@ class ResultsCollector:
         self.records[report.nodeid] = record
 
     def document(self) -> dict[str, Any]:
-        items = sorted(self.records.values(), key=lambda r: r["nodeid"])
+        items = [
+            {**record, "duration": round(self.durations[nodeid], 3)}
+            for nodeid, record in sorted(self.records.items())
+        ]
         return {
             "kregress": 1,
             "backend": self.config.getoption("backend"),

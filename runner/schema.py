@@ -6,6 +6,7 @@ file, the field and what was allowed; unknown keys are errors, never silently ig
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -34,26 +35,40 @@ class SchemaError(Exception):
         )
 
 
-def field_path(location: tuple[Any, ...]) -> str:
-    """Render a pydantic error location as the TOML path a person would type: expect[2].max."""
+def field_path(location: tuple[Any, ...], union_tags: Collection[str] = ()) -> str:
+    """Render a pydantic error location as the TOML path a person would type: expect[2].max.
+
+    Inside a tagged union pydantic puts the tag into the location (expect[2].resource.max); a
+    person never wrote that, so tags that follow a list index are dropped.
+    """
     out = ""
+    previous: Any = None
     for part in location:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif isinstance(part, str) and not part.startswith(("function-", "tagged-union")):
+        elif isinstance(part, str) and not (isinstance(previous, int) and part in union_tags):
             out += f".{part}" if out else part
+        previous = part
     return out or "(top level)"
 
 
-def describe(error: dict[str, Any]) -> str:
-    where = field_path(error["loc"])
+def describe(error: dict[str, Any], union_tags: Collection[str] = ()) -> str:
+    where = field_path(error["loc"], union_tags)
     kind = error["type"]
     if kind == "extra_forbidden":
         return f"{where}: unknown key"
     if kind == "missing":
         return f"{where}: required field is missing"
-    if kind in ("literal_error", "union_tag_invalid", "enum"):
-        return f"{where}: {error['msg'].replace('Input tag', 'value')}"
+    if kind == "literal_error":
+        return f"{where}: must be {error['ctx']['expected']} (got {error['input']!r})"
+    if kind == "union_tag_invalid":
+        field = error["ctx"]["discriminator"].strip("'")
+        return (
+            f"{where}.{field}: must be one of {error['ctx']['expected_tags']} (got {error['ctx']['tag']!r})"
+        )
+    if kind == "union_tag_not_found":
+        field = error["ctx"]["discriminator"].strip("'")
+        return f"{where}.{field}: required field is missing"
     if kind == "value_error":
         return f"{where}: {error['msg'].removeprefix('Value error, ')}"
     value = error.get("input")
@@ -71,8 +86,8 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise SchemaError(path, [f"cannot be read: {exc.strerror}"]) from None
 
 
-def parse(model: type[Model], path: Path, data: dict[str, Any]) -> Model:
+def parse(model: type[Model], path: Path, data: dict[str, Any], union_tags: Collection[str] = ()) -> Model:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise SchemaError(path, [describe(e) for e in exc.errors()]) from None
+        raise SchemaError(path, [describe(e, union_tags) for e in exc.errors()]) from None

@@ -4,6 +4,7 @@ import numpy as np
 import torch
 import triton
 import triton.language as tl
+
 from kregress.case import Benchmark, TritonKernel
 
 

@@ -1,0 +1,82 @@
+"""Shared helpers: run the plugin on a copy of a fixture corpus in a real pytest child process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CORPORA = Path(__file__).parent / "corpora"
+REPO = Path(__file__).resolve().parent.parent
+
+# The fixture corpora are data for these tests, not items of the test run itself.
+collect_ignore = ["corpora"]
+
+
+@dataclass
+class CorpusRun:
+    returncode: int
+    output: str
+    document: dict
+
+    def outcomes(self) -> dict[str, str]:
+        """case::expectation[target] -> outcome."""
+        return {f"{i['case']}::{i['nodeid'].split('::')[-1]}": i["outcome"] for i in self.document["items"]}
+
+    def item(self, name: str) -> dict:
+        """The record of one item, named case::expectation[target]."""
+        case, rest = name.split("::")
+        matches = [i for i in self.document["items"] if i["case"] == case and i["nodeid"].endswith(rest)]
+        assert len(matches) == 1, f"{name} not found once in:\n{self.output[-4000:]}"
+        return matches[0]
+
+
+def copy_corpus(tmp_path: Path, *corpora: str) -> Path:
+    """Copy fixture cases to tmp_path/work/corpus/<case>, outside this repo's pytest configuration."""
+    work = tmp_path / "work"
+    for name in corpora:
+        shutil.copytree(CORPORA / name, work / "corpus" / Path(name).name)
+    return work
+
+
+def run_corpus(
+    tmp_path: Path, *corpora: str, args: tuple[str, ...] = (), env: dict | None = None
+) -> CorpusRun:
+    """Copy fixture corpora into tmp_path and judge them with `python -m pytest` there."""
+    work = copy_corpus(tmp_path, *corpora)
+    report = tmp_path / "results.json"
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "corpus",
+        "-p",
+        "no:cacheprovider",
+        "-q",
+        "-rA",
+        "--kregress-json",
+        str(report),
+        *args,
+    ]
+    done = subprocess.run(
+        command,
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=900,
+        check=False,
+    )
+    document = json.loads(report.read_text()) if report.exists() else {}
+    return CorpusRun(done.returncode, done.stdout + done.stderr, document)
+
+
+@pytest.fixture
+def corpus_runner(tmp_path: Path):
+    return lambda *corpora, args=(), env=None: run_corpus(tmp_path, *corpora, args=args, env=env)

@@ -1,0 +1,100 @@
+"""Every expectation kind PASSES on a kernel that holds it and FAILS on one that breaks it,
+judged by the real plugin on real Triton compiles (cuda:sm_90, hip:gfx942) and the interpreter."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import CorpusRun, run_corpus
+
+TARGETS = ("--target", "cpu:interpreter", "--target", "cuda:sm_90", "--target", "hip:gfx942")
+
+
+@pytest.fixture(scope="module")
+def kinds(tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
+    return run_corpus(tmp_path_factory.mktemp("kinds"), "kinds/vector_add", "kinds/broken", args=TARGETS)
+
+
+@pytest.mark.parametrize(
+    ("holds", "breaks", "failure_kind"),
+    [
+        ("vector_add::compiles-add[cuda:sm_90]", "broken::compiles-tiny_dot[cuda:sm_90]", "COMPILE_ERROR"),
+        ("vector_add::compiles-add[hip:gfx942]", "broken::compiles-tiny_dot[hip:gfx942]", "COMPILE_ERROR"),
+        (
+            "vector_add::resource-shared_bytes-add[cuda:sm_90]",
+            "broken::resource-shared_bytes-staged_dot[cuda:sm_90]",
+            "OVER_LIMIT",
+        ),
+        (
+            "vector_add::resource-shared_bytes-add[hip:gfx942]",
+            "broken::resource-shared_bytes-staged_dot[hip:gfx942]",
+            "OVER_LIMIT",
+        ),
+        ("vector_add::vectorized-loads[cuda:sm_90]", "broken::no-vector-loads[cuda:sm_90]", "IR_MISMATCH"),
+        (
+            "vector_add::numerics-check_add[cpu:interpreter]",
+            "broken::numerics-check_off_by_one[cpu:interpreter]",
+            "WRONG_RESULT",
+        ),
+        (
+            "vector_add::perf-add_once-vs-add_once_again[cpu:interpreter]",
+            "broken::perf-add_eight_times-vs-add_once[cpu:interpreter]",
+            "TOO_SLOW",
+        ),
+        (
+            "vector_add::artifact-binary_kind-add[cuda:sm_90]",
+            "broken::artifact-binary_kind-off_by_one[cuda:sm_90]",
+            "ARTIFACT_MISMATCH",
+        ),
+    ],
+)
+def test_kind_passes_and_fails(kinds: CorpusRun, holds: str, breaks: str, failure_kind: str) -> None:
+    assert kinds.item(holds)["outcome"] == "PASS", kinds.item(holds)["message"]
+    broken = kinds.item(breaks)
+    assert broken["outcome"] == "FAIL", broken["message"]
+    assert broken["failure_kind"] == failure_kind
+    assert broken["message"].startswith(failure_kind)
+
+
+def test_failure_messages_show_measured_value_and_limit(kinds: CorpusRun) -> None:
+    over = kinds.item("broken::resource-shared_bytes-staged_dot[cuda:sm_90]")
+    assert over["limit"] == 1024
+    measured = over["measured"]["shared_bytes"]["num_warps=4,num_stages=2"]
+    assert measured > 1024
+    assert f"shared_bytes {measured} > limit 1024" in over["message"]
+    ir = kinds.item("broken::no-vector-loads[cuda:sm_90]")
+    assert "ld.global.v4" in kinds.output  # offending PTX lines are printed on FAIL
+    assert ir["measured"]["count"]["default"] >= 1
+    wrong = kinds.item("broken::numerics-check_off_by_one[cpu:interpreter]")
+    assert wrong["measured"]["out"]["mismatched"] > 0
+    assert "max abs err" in wrong["message"]
+
+
+def test_every_config_is_judged(kinds: CorpusRun) -> None:
+    shared = kinds.item("vector_add::resource-shared_bytes-add[cuda:sm_90]")
+    assert set(shared["measured"]["shared_bytes"]) == {"num_warps=4", "num_warps=8"}
+
+
+def test_records_carry_toolchain_versions_and_upstream(kinds: CorpusRun) -> None:
+    item = kinds.item("vector_add::compiles-add[cuda:sm_90]")
+    assert item["toolchain"]["triton"]
+    assert item["upstream"] == "https://github.com/example/kernels/issues/1"
+    assert item["duration"] > 0
+
+
+def test_limits_come_from_the_matrix_when_the_case_sets_none(kinds: CorpusRun) -> None:
+    item = kinds.item("vector_add::resource-shared_bytes-add[hip:gfx942]")
+    assert item["limit"] == 65536
+
+
+def test_skips_always_say_why(kinds: CorpusRun) -> None:
+    skipped = [i for i in kinds.document["items"] if i["outcome"] == "SKIP"]
+    assert skipped
+    for item in skipped:
+        assert item["message"].strip(), item
+    ptx_on_hip = kinds.item("vector_add::vectorized-loads[hip:gfx942]")
+    assert ptx_on_hip["message"] == "hip:gfx942 produces no ptx with this toolchain"
+
+
+def test_exit_code_is_nonzero_when_anything_fails(kinds: CorpusRun) -> None:
+    assert kinds.returncode == 1

@@ -1,0 +1,124 @@
+"""A bad case.toml is one clear collection error naming the file, the field and what is allowed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kregress.manifest import load_case
+from kregress.matrix import load_matrix
+from kregress.schema import SchemaError
+
+GOOD = """
+title = "t"
+framework = "triton"
+[upstream]
+repo = "o/r"
+issue = "https://github.com/o/r/issues/1"
+[[expect]]
+kind = "compiles"
+kernel = "k"
+"""
+
+
+def write_case(tmp_path: Path, text: str, name: str = "some_case") -> Path:
+    folder = tmp_path / name
+    folder.mkdir(parents=True)
+    (folder / "repro.py").write_text("")
+    (folder / "case.toml").write_text(text)
+    return folder / "case.toml"
+
+
+def problems(tmp_path: Path, text: str, name: str = "some_case") -> str:
+    targets = set(load_matrix().targets)
+    with pytest.raises(SchemaError) as caught:
+        load_case(write_case(tmp_path, text, name), targets)
+    message = str(caught.value)
+    assert str(tmp_path / name / "case.toml") in message
+    return message
+
+
+def test_a_good_manifest_loads(tmp_path: Path) -> None:
+    case = load_case(write_case(tmp_path, GOOD), set(load_matrix().targets))
+    assert case.id == "some_case"
+    assert case.expectations()[0][0] == "compiles-k"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (GOOD.replace('title = "t"\n', ""), "title: required field is missing"),
+        (GOOD.replace('kernel = "k"', ""), "expect[0].kernel: required field is missing"),
+        (
+            GOOD.replace('framework = "triton"', "framework = 3"),
+            "framework: must be 'triton', 'tilelang' or 'nvfuser' (got 3)",
+        ),
+        (
+            GOOD.replace('framework = "triton"', 'framework = "cuda"'),
+            "framework: must be 'triton', 'tilelang' or 'nvfuser' (got 'cuda')",
+        ),
+        ("colour = 1\n" + GOOD, "case.toml: colour: unknown key"),
+        (GOOD.replace('kernel = "k"', 'kernel = "k"\nlimit = 3'), "expect[0].limit: unknown key"),
+        (
+            GOOD.replace('kind = "compiles"', 'kind = "speed"'),
+            "expect[0].kind: must be one of 'compiles', "
+            "'resource', 'ir', 'numerics', 'perf', 'artifact' (got 'speed')",
+        ),
+        (
+            GOOD + 'targets = ["cuda:sm_75"]\n',
+            "expect[0].targets: unknown target or backend 'cuda:sm_75'; allowed: cpu, cpu:interpreter",
+        ),
+        (GOOD + 'targets = ["tpu"]\n', "unknown target or backend 'tpu'"),
+        (
+            GOOD + '[[expect]]\nkind = "resource"\nkernel = "k"\nmetric = "shared_bytes"\nmax = "lots"\n',
+            "expect[1].max: input should be a valid integer (got 'lots')",
+        ),
+        (
+            GOOD + '[[expect]]\nkind = "ir"\nkernel = "k"\nstage = "ptx"\npattern = "("\nmax_count = 0\n',
+            "expect[1].pattern: not a valid regular expression",
+        ),
+        (
+            GOOD + '[[expect]]\nkind = "ir"\nkernel = "k"\nstage = "ptx"\npattern = "x"\n',
+            "an ir expectation needs max_count or min_count",
+        ),
+        (GOOD + '[[expect]]\nkind = "compiles"\nkernel = "k"\n', "share the name 'compiles-k'"),
+        (
+            GOOD + '[[known_bad]]\nlink = "x"\nversions = "three"\n',
+            "known_bad[0].versions: not a version specifier",
+        ),
+        (GOOD + '[[known_bad]]\nlink = "x"\nexpect = ["nope"]\n', "known_bad[0].expect names 'nope'"),
+        (GOOD.replace('repo = "o/r"', 'repo = "r"'), "upstream.repo: must be 'owner/name'"),
+        ("title = [", "not valid TOML"),
+    ],
+)
+def test_bad_manifests_name_file_and_field(tmp_path: Path, text: str, expected: str) -> None:
+    assert expected in problems(tmp_path, text)
+
+
+def test_case_folder_names_are_identifiers(tmp_path: Path) -> None:
+    assert "must match" in problems(tmp_path, GOOD, name="Bad-Name")
+
+
+def test_missing_repro_is_reported(tmp_path: Path) -> None:
+    path = write_case(tmp_path, GOOD)
+    (path.parent / "repro.py").unlink()
+    with pytest.raises(SchemaError, match=r"repro\.py is missing"):
+        load_case(path, set(load_matrix().targets))
+
+
+def test_collection_error_is_one_clear_message(tmp_path: Path) -> None:
+    write_case(tmp_path / "corpus", "colour = 1\n" + GOOD)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "-q"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2  # pytest's "interrupted by collection errors"
+    assert "invalid case manifest:" in done.stdout
+    assert "case.toml: colour: unknown key" in done.stdout
+    assert "Traceback" not in done.stdout

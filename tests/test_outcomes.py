@@ -1,0 +1,80 @@
+"""Crashes and hangs are classified and the run goes on; known-bad entries give XFAIL / XPASS;
+ahead-of-time compiles use the specialization of a real launch."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import CorpusRun, run_corpus
+
+
+@pytest.fixture(scope="module")
+def crashes(tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
+    return run_corpus(
+        tmp_path_factory.mktemp("crashes"), "outcomes/crashes", args=("--target", "cpu:interpreter")
+    )
+
+
+@pytest.mark.parametrize(
+    ("check", "failure_kind", "says"),
+    [
+        ("check_abort", "CRASH", "killed by SIGABRT"),
+        ("check_segfault", "CRASH", "killed by SIGSEGV"),
+        ("check_hang", "TIMEOUT", "no result after 5 s"),
+        ("check_out_of_resources", "OUT_OF_RESOURCES", "out of resource: shared memory"),
+    ],
+)
+def test_broken_children_are_classified(crashes: CorpusRun, check: str, failure_kind: str, says: str) -> None:
+    item = crashes.item(f"crashes::numerics-{check}[cpu:interpreter]")
+    assert (item["outcome"], item["failure_kind"]) == ("FAIL", failure_kind)
+    assert says in item["message"]
+
+
+def test_the_run_goes_on_after_crashes(crashes: CorpusRun) -> None:
+    assert crashes.item("crashes::numerics-check_fine[cpu:interpreter]")["outcome"] == "PASS"
+
+
+def test_a_broken_case_is_an_error_not_a_compiler_failure(crashes: CorpusRun) -> None:
+    item = crashes.item("crashes::numerics-check_missing[cpu:interpreter]")
+    assert item["outcome"] == "ERROR"
+    assert "repro.py has no attribute 'check_missing'" in item["message"]
+
+
+def test_timeout_option_overrides_the_manifest(corpus_runner) -> None:
+    run = corpus_runner(
+        "outcomes/crashes", args=("--target", "cpu:interpreter", "-k", "hang", "--case-timeout", "2")
+    )
+    assert "no result after 2 s" in run.item("crashes::numerics-check_hang[cpu:interpreter]")["message"]
+
+
+def test_known_bad_turns_fail_into_xfail_and_pass_into_xpass(corpus_runner) -> None:
+    run = corpus_runner("outcomes/known_bad", args=("--target", "cuda:sm_90"))
+    still = run.item("known_bad::still-broken[cuda:sm_90]")
+    assert still["outcome"] == "XFAIL"
+    assert "https://github.com/example/kernels/issues/3" in still["message"]
+    fixed = run.item("known_bad::looks-fixed[cuda:sm_90]")
+    assert fixed["outcome"] == "XPASS"
+    assert fixed["message"].startswith("looks fixed on triton ")
+    assert "close the upstream issue" in fixed["message"]
+    assert "looks fixed (XPASS)" in run.output  # terminal section, like glacier's "fixed" report
+    # A known-bad entry for old releases only does not cover the version that ran.
+    assert run.item("known_bad::bad-only-in-old-releases[cuda:sm_90]")["outcome"] == "FAIL"
+    assert run.returncode == 1
+
+
+def test_xpass_fails_the_run_under_xfail_strict(corpus_runner) -> None:
+    run = corpus_runner(
+        "outcomes/known_bad", args=("--target", "cuda:sm_90", "-k", "looks", "-o", "xfail_strict=true")
+    )
+    assert run.item("known_bad::looks-fixed[cuda:sm_90]")["outcome"] == "XPASS"
+    assert run.returncode == 1
+
+
+def test_aot_compiles_use_the_launch_specialization(corpus_runner) -> None:
+    run = corpus_runner("outcomes/specialization", args=("--target", "cuda:sm_90"))
+    # Same kernel, same arguments: with the launch's divisibility facts the loads vectorize...
+    assert run.item("specialization::vectorized-as-launched[cuda:sm_90]")["outcome"] == "PASS"
+    # ...and compiled without them they do not, so the runner must (and does) use the first form.
+    unspecialized = run.item("specialization::vectorized-unspecialized[cuda:sm_90]")
+    assert unspecialized["outcome"] == "FAIL"
+    assert unspecialized["measured"]["count"]["default"] == 0
