@@ -1,9 +1,11 @@
-"""Cold vs warm `pytest <corpus> --backend cpu -n auto`, timed in one run.
+"""Cold vs warm `pytest <corpus> --backend cpu -n auto`, with and without the fork server, in one run.
 
-Cold: an empty kregress cache (so Triton compiles every kernel). Warm: the same cache again (every
-kernel is a Triton cache hit; what remains is process start-up, imports and judging).
+Cold: an empty kregress cache, so Triton compiles every kernel. Warm: the same cache again, so every
+kernel is a Triton cache hit and what remains is start-up, measuring and judging. "fresh" starts a
+new interpreter per job (--no-fork-server); "fork" forks it from a process that imported the
+compilers once. Ratios are what to compare; absolute seconds depend on the machine.
 
-    .venv/bin/python bench/bench_corpus.py [CORPUS] [--workers auto] [--repeats 1]
+    .venv/bin/python bench/bench_corpus.py [CORPUS] [--workers auto] [-- EXTRA PYTEST ARGS]
 """
 
 from __future__ import annotations
@@ -18,30 +20,18 @@ import time
 from pathlib import Path
 
 
-def run(corpus: Path, cache: Path, workers: str, report: Path) -> float:
-    started = time.perf_counter()
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            str(corpus),
-            "--backend",
-            "cpu",
-            "-n",
-            workers,
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            "--kregress-json",
-            str(report),
-        ],
-        env={**os.environ, "KREGRESS_CACHE_DIR": str(cache)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    return time.perf_counter() - started
+def run(corpus: Path, cache: Path, workers: str, extra: list[str]) -> tuple[float, int]:
+    """Seconds for one corpus run, and how many items it judged."""
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "results.json"
+        command = [sys.executable, "-m", "pytest", str(corpus), "--backend", "cpu", "-n", workers, "-q",
+                   "-p", "no:cacheprovider", "--kregress-json", str(report), *extra]  # fmt: skip
+        started = time.perf_counter()
+        subprocess.run(command, env={**os.environ, "KREGRESS_CACHE_DIR": str(cache)}, capture_output=True,
+                       check=False)  # fmt: skip
+        seconds = time.perf_counter() - started
+        items = len(json.loads(report.read_text())["items"]) if report.exists() else 0
+    return seconds, items
 
 
 def main() -> int:
@@ -50,17 +40,19 @@ def main() -> int:
     )
     parser.add_argument("corpus", nargs="?", type=Path, default=Path("corpus"))
     parser.add_argument("--workers", default="auto", help="pytest-xdist -n value (default: auto)")
-    parser.add_argument("--repeats", type=int, default=1, help="cold/warm pairs to run (default: 1)")
+    parser.add_argument("extra", nargs=argparse.REMAINDER, help="after --: more pytest arguments")
     args = parser.parse_args()
-    rows = []
-    for _ in range(args.repeats):
-        with tempfile.TemporaryDirectory() as tmp:
-            cache, report = Path(tmp) / "cache", Path(tmp) / "results.json"
-            cold = run(args.corpus, cache, args.workers, report)
-            warm = run(args.corpus, cache, args.workers, report)
-            items = len(json.loads(report.read_text())["items"]) if report.exists() else 0
-        rows.append((cold, warm, items))
-        print(f"items {items:4d}  cold {cold:7.2f} s  warm {warm:7.2f} s  warm/cold {warm / cold:.2f}")
+    extra = [a for a in args.extra if a != "--"]
+    times: dict[tuple[str, str], float] = {}
+    for mode, flags in (("fresh", ["--no-fork-server"]), ("fork", [])):
+        with tempfile.TemporaryDirectory() as cache:
+            for state in ("cold", "warm"):
+                times[mode, state], items = run(args.corpus, Path(cache), args.workers, extra + flags)
+                print(f"{mode:5} {state}: {times[mode, state]:7.2f} s  ({items} items)", flush=True)
+    for mode in ("fresh", "fork"):
+        print(f"{mode:5} warm/cold: {times[mode, 'warm'] / times[mode, 'cold']:.2f}")
+    for state in ("cold", "warm"):
+        print(f"{state} fork/fresh: {times['fork', state] / times['fresh', state]:.2f}")
     return 0
 
 

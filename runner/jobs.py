@@ -7,12 +7,16 @@ job runs once per pytest process and is memoized.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
+import select
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,33 +111,129 @@ def describe_exit(returncode: int) -> str:
     return f"exited with status {returncode}"
 
 
-def run_job(job: Job, timeout: float, workdir: Path, python: str = sys.executable) -> JobOutcome:
-    """Start the child, wait at most `timeout` seconds, and classify what happened."""
-    import time
+class ForkServerGone(Exception):
+    """The fork server died or never started: jobs fall back to a fresh interpreter each."""
 
-    folder = Path(tempfile.mkdtemp(prefix=f"{job.case_id}-{job.kind}-", dir=workdir))
-    job_file = folder / "job.json"
-    job_file.write_text(json.dumps(job.spec()))
-    log_path = folder / "child.log"
-    started = time.perf_counter()
+
+class ForkServer:
+    """Client of `python -m kregress.zygote` (see there): one per Python executable per process."""
+
+    def __init__(self, python: str, startup_timeout: float = 300.0) -> None:
+        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        self.process = subprocess.Popen(
+            [python, "-m", "kregress.zygote"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        self.buffer = b""
+        if "ready" not in self.reply(startup_timeout):
+            raise ForkServerGone("fork server did not start")
+
+    def reply(self, timeout: float | None) -> dict[str, Any]:
+        """The next reply line, or TimeoutError if none arrives within `timeout` seconds."""
+        assert self.process.stdout is not None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self.buffer:
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            readable, _, _ = select.select([self.process.stdout], [], [], remaining)
+            if not readable:
+                raise TimeoutError
+            chunk = os.read(self.process.stdout.fileno(), 65536)
+            if not chunk:
+                raise ForkServerGone("fork server exited")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def run(self, job_file: Path, env: dict[str, str], log: Path, timeout: float) -> int | None:
+        """Run one job in a forked child; its exit code, negative for a signal, or None on timeout."""
+        assert self.process.stdin is not None
+        request = {"job_file": str(job_file), "env": env, "cwd": str(job_file.parent), "log": str(log)}
+        try:
+            self.process.stdin.write((json.dumps(request) + "\n").encode())
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise ForkServerGone("fork server exited") from None
+        pid = self.reply(60)["pid"]
+        try:
+            return self.reply(timeout)["status"]
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)  # the child's own session: ptxas, nvcc, ... too
+            self.reply(60)
+            return None
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.process.kill()
+            self.process.wait(timeout=10)
+
+
+FORK_SERVERS: dict[str, ForkServer | None] = {}
+
+
+def fork_server(python: str) -> ForkServer | None:
+    if python not in FORK_SERVERS:
+        try:
+            FORK_SERVERS[python] = ForkServer(python)
+        except (ForkServerGone, TimeoutError, OSError):
+            FORK_SERVERS[python] = None
+    return FORK_SERVERS[python]
+
+
+@atexit.register
+def close_fork_servers() -> None:
+    for server in FORK_SERVERS.values():
+        if server is not None:
+            server.close()
+    FORK_SERVERS.clear()
+
+
+def run_in_fresh_interpreter(
+    python: str, job_file: Path, env: dict[str, str], log_path: Path, timeout: float
+) -> int | None:
     with log_path.open("w") as log:
         child = subprocess.Popen(
             [python, "-m", "kregress.worker", str(job_file)],
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
-            cwd=folder,
-            env=job.environment(),
+            cwd=job_file.parent,
+            env=env,
             start_new_session=True,
         )
         try:
-            returncode = child.wait(timeout=timeout)
+            return child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(child.pid, signal.SIGKILL)  # the whole group: compilers spawn ptxas, nvcc, ...
             child.wait()
-            returncode = None
+            return None
+
+
+def run_job(
+    job: Job, timeout: float, workdir: Path, python: str = sys.executable, use_fork_server: bool = True
+) -> JobOutcome:
+    """Run the job in a child process, wait at most `timeout` seconds, and classify how it ended."""
+    folder = Path(tempfile.mkdtemp(prefix=f"{job.case_id}-{job.kind}-", dir=workdir))
+    job_file = folder / "job.json"
+    job_file.write_text(json.dumps(job.spec()))
+    log_path = folder / "child.log"
+    started = time.perf_counter()
+    server = fork_server(python) if use_fork_server else None
+    try:
+        if server is None:
+            raise ForkServerGone("not used")
+        returncode = server.run(job_file, job.environment(), log_path, timeout)
+    except ForkServerGone:
+        FORK_SERVERS.pop(python, None)
+        (folder / "result.json").unlink(missing_ok=True)
+        started = time.perf_counter()
+        returncode = run_in_fresh_interpreter(python, job_file, job.environment(), log_path, timeout)
     seconds = time.perf_counter() - started
-    log_tail = tail(log_path.read_text(errors="replace"))
+    log_tail = tail(log_path.read_text(errors="replace")) if log_path.exists() else ""
     result_path = folder / "result.json"
     if returncode is None:
         return JobOutcome(

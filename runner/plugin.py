@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from kregress.devices import VISIBLE_DEVICES, pinned_environment, probe_count
-from kregress.jobs import DEFAULT_TIMEOUT, Job, JobOutcome, run_job
+from kregress.jobs import DEFAULT_TIMEOUT, Job, JobOutcome, close_fork_servers, run_job
 from kregress.judge import Outcome, Verdict, judge
 from kregress.manifest import KINDS, Case, Expectation, Numerics, Perf, load_case
 from kregress.matrix import BACKENDS, Matrix, SchemaError, Target, load_matrix
@@ -84,6 +84,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="devices to spread xdist workers over (default: probed, or the visible-devices variable)",
     )
     group.addoption(
+        "--no-fork-server",
+        action="store_true",
+        help="start a fresh interpreter for every job instead of forking one that has the compilers "
+        "imported already (slower; for debugging the harness)",
+    )
+    group.addoption(
         "--keep-jobs",
         action="store_true",
         help="keep each job's folder (job.json, child.log, IR files) after the run",
@@ -129,6 +135,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    close_fork_servers()
     if WORKDIR in config.stash and not config.getoption("keep_jobs"):
         shutil.rmtree(config.stash[WORKDIR], ignore_errors=True)
 
@@ -262,7 +269,12 @@ class CaseItem(pytest.Item):
         job = self.job()
         memo = self.config.stash[JOBS]
         if job.key not in memo:
-            memo[job.key] = run_job(job, self.timeout(), self.config.stash[WORKDIR])
+            memo[job.key] = run_job(
+                job,
+                self.timeout(),
+                self.config.stash[WORKDIR],
+                use_fork_server=not self.config.getoption("no_fork_server"),
+            )
         outcome = memo[job.key]
         verdict = judge(self.expectation, self.target, outcome)
         version = outcome.toolchain.get(self.case.manifest.framework)

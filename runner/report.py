@@ -37,6 +37,8 @@ def outcome_of(report: pytest.TestReport) -> str | None:
 def reason_of(report: pytest.TestReport) -> str:
     if report.skipped and isinstance(report.longrepr, tuple):
         return str(report.longrepr[2]).removeprefix("Skipped: ")
+    if report.failed:  # e.g. the harness raised: its last line names the error
+        return next((line for line in reversed(report.longreprtext.splitlines()) if line.strip()), "")
     return str(getattr(report, "wasxfail", "")) or ""
 
 
@@ -137,7 +139,7 @@ def render_markdown(document: dict[str, Any]) -> str:
     if notable:
         lines += ["| outcome | case / expectation | target | message |", "|---|---|---|---|"]
         for r in notable:
-            message = str(r.get("message", "")).splitlines()[0].replace("|", "\\|")[:300]
+            message = next(iter(str(r.get("message") or "").splitlines()), "").replace("|", "\\|")[:300]
             lines.append(
                 f"| {SYMBOL[r['outcome']]} {r['outcome']} | {r['case']} / {r['expectation']} | "
                 f"`{r['target']}` | {message} |"

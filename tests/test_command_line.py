@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from xml.etree import ElementTree
 
 from conftest import copy_corpus
 
@@ -62,7 +64,7 @@ def test_cpu_backend_covers_every_compile_only_target(tmp_path: Path) -> None:
     assert targets == ["cuda:sm_80", "cuda:sm_90", "hip:gfx942", "xpu:pvc"]
 
 
-def test_markdown_summary_goes_to_the_step_summary(tmp_path: Path) -> None:
+def test_markdown_summary_goes_to_the_step_summary_and_junit_has_the_record(tmp_path: Path) -> None:
     summary = tmp_path / "summary.md"
     done = subprocess.run(
         [
@@ -77,6 +79,8 @@ def test_markdown_summary_goes_to_the_step_summary(tmp_path: Path) -> None:
             "numerics",
             "--kregress-md",
             str(tmp_path / "out.md"),
+            "--junitxml",
+            str(tmp_path / "junit.xml"),
         ],
         cwd=copy_corpus(tmp_path, "kinds/vector_add"),
         capture_output=True,
@@ -88,3 +92,6 @@ def test_markdown_summary_goes_to_the_step_summary(tmp_path: Path) -> None:
     text = summary.read_text()
     assert text == (tmp_path / "out.md").read_text() + "\n"
     assert "| [vector_add](https://github.com/example/kernels/issues/1) | ✅ PASS |" in text
+    junit = ElementTree.parse(tmp_path / "junit.xml").getroot()
+    records = [json.loads(p.get("value")) for p in junit.iter("property") if p.get("name") == "kregress"]
+    assert any(r.get("outcome") == "PASS" and r["kind"] == "numerics" for r in records)

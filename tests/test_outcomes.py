@@ -8,10 +8,12 @@ import pytest
 from conftest import CorpusRun, run_corpus
 
 
-@pytest.fixture(scope="module")
-def crashes(tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
+@pytest.fixture(scope="module", params=["fork-server", "fresh-interpreter"])
+def crashes(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
+    """Both ways a job gets its process: forked from the fork server, or a new interpreter."""
+    fresh = ("--no-fork-server",) if request.param == "fresh-interpreter" else ()
     return run_corpus(
-        tmp_path_factory.mktemp("crashes"), "outcomes/crashes", args=("--target", "cpu:interpreter")
+        tmp_path_factory.mktemp("crashes"), "outcomes/crashes", args=("--target", "cpu:interpreter", *fresh)
     )
 
 
