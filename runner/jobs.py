@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import json
 import os
 import select
@@ -66,9 +67,8 @@ class Job:
             "baseline": self.baseline,
         }
 
-    def environment(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env.pop("TRITON_INTERPRET", None)
+    def environment(self, python: str) -> dict[str, str]:
+        env = child_environment(python)
         if self.target.kind == "interpreter":
             env["TRITON_INTERPRET"] = "1"
         # One Triton cache per target, shared by all workers: Triton writes entries atomically,
@@ -78,9 +78,37 @@ class Job:
         return env
 
 
+def kregress_path_shim() -> Path:
+    """A folder holding only `kregress` (a symlink to this package), for PYTHONPATH.
+
+    A toolchain environment has its own compiler but not kregress; putting kregress's whole
+    site-packages on its path would leak this environment's compilers into it.
+    """
+    import kregress
+
+    package = Path(kregress.__file__).resolve().parent
+    digest = hashlib.sha256(str(package).encode()).hexdigest()[:12]
+    shim = cache_root() / "pythonpath" / digest
+    if not (shim / "kregress").exists():
+        shim.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            (shim / "kregress").symlink_to(package, target_is_directory=True)
+    return shim
+
+
+def child_environment(python: str) -> dict[str, str]:
+    """The environment of a child running `python`: ours, plus kregress on the path of a toolchain's."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    if python != sys.executable:
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (str(kregress_path_shim()), env.get("PYTHONPATH")) if p
+        )
+    return env
+
+
 @dataclass
 class JobOutcome:
-    """How the child ended. status: ok | unsupported | case_error | raised | crash | timeout."""
+    """How the child ended: ok | unsupported | case_error | harness_error | raised | crash | timeout."""
 
     status: str
     result: dict[str, Any] = field(default_factory=dict)
@@ -119,7 +147,7 @@ class ForkServer:
     """Client of `python -m kregress.zygote` (see there): one per Python executable per process."""
 
     def __init__(self, python: str, startup_timeout: float = 300.0) -> None:
-        env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+        env = child_environment(python)
         self.process = subprocess.Popen(
             [python, "-m", "kregress.zygote"],
             stdin=subprocess.PIPE,
@@ -226,12 +254,12 @@ def run_job(
     try:
         if server is None:
             raise ForkServerGone("not used")
-        returncode = server.run(job_file, job.environment(), log_path, timeout)
+        returncode = server.run(job_file, job.environment(python), log_path, timeout)
     except ForkServerGone:
         FORK_SERVERS.pop(python, None)
         (folder / "result.json").unlink(missing_ok=True)
         started = time.perf_counter()
-        returncode = run_in_fresh_interpreter(python, job_file, job.environment(), log_path, timeout)
+        returncode = run_in_fresh_interpreter(python, job_file, job.environment(python), log_path, timeout)
     seconds = time.perf_counter() - started
     log_tail = tail(log_path.read_text(errors="replace")) if log_path.exists() else ""
     result_path = folder / "result.json"

@@ -59,6 +59,8 @@ def job_level(outcome: JobOutcome, compile_job: bool) -> Verdict | None:
         return Verdict.skip(outcome.reason)
     if outcome.status == "case_error":
         return Verdict.error(outcome.reason, outcome.log_tail)
+    if outcome.status == "harness_error":
+        return Verdict.error(outcome.reason, outcome.result.get("traceback", outcome.log_tail))
     if outcome.status == "timeout":
         return Verdict(Outcome.FAIL, f"TIMEOUT: {outcome.reason}", "TIMEOUT", detail=outcome.log_tail)
     if outcome.status == "crash":

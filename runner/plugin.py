@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,12 @@ from kregress.judge import Outcome, Verdict, judge
 from kregress.manifest import KINDS, Case, Expectation, Numerics, Perf, load_case
 from kregress.matrix import BACKENDS, Matrix, SchemaError, Target, load_matrix
 from kregress.report import ResultsCollector
+from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
 MATRIX = pytest.StashKey[Matrix]()
 TARGETS = pytest.StashKey[list[Target]]()
 JOBS = pytest.StashKey[dict[tuple[str, ...], JobOutcome]]()
+PYTHON = pytest.StashKey[str]()
 WORKDIR = pytest.StashKey[Path]()
 COMPILE_KINDS = ("compiles", "resource", "ir", "artifact")
 
@@ -84,6 +87,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="devices to spread xdist workers over (default: probed, or the visible-devices variable)",
     )
     group.addoption(
+        "--toolchain",
+        default=None,
+        metavar="SPEC",
+        help="judge under another compiler: requirements such as 'triton==3.2.0' or "
+        "'tilelang==0.1.6.post2', or a path to a built wheel or checkout. Built once into a cached "
+        "environment (see `kregress envs`), then reused.",
+    )
+    group.addoption(
         "--no-fork-server",
         action="store_true",
         help="start a fresh interpreter for every job instead of forking one that has the compilers "
@@ -126,12 +137,29 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[TARGETS] = selected_targets(matrix, backend, config.getoption("target"))
     config.stash[JOBS] = {}
     config.stash[WORKDIR] = Path(tempfile.mkdtemp(prefix="kregress-jobs-"))
+    config.stash[PYTHON] = toolchain_python(config)
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if backend in VISIBLE_DEVICES and worker:
         count = config.getoption("devices") or probe_count(backend)
         os.environ.update(pinned_environment(backend, worker, os.environ, count))
     if not hasattr(config, "workerinput"):  # the controller (or a serial run) writes the reports
         config.pluginmanager.register(ResultsCollector(config), "kregress-results")
+
+
+def toolchain_python(config: pytest.Config) -> str:
+    """The interpreter jobs run with: ours, or the one of the --toolchain environment."""
+    spec = config.getoption("toolchain")
+    if not spec:
+        return sys.executable
+
+    def progress(message: str) -> None:
+        print(f"kregress: {message}", file=sys.stderr, flush=True)
+
+    try:
+        environment = EnvironmentCache().get(Toolchain.parse(spec), log=progress)
+    except ToolchainError as exc:
+        pytest.exit(f"kregress: {exc}", returncode=pytest.ExitCode.INTERNAL_ERROR)
+    return str(environment.python)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -148,7 +176,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 def pytest_report_header(config: pytest.Config) -> str:
     names = ", ".join(t.name for t in config.stash[TARGETS])
-    return f"kregress: backend {config.getoption('backend')}, targets {names}"
+    toolchain = config.getoption("toolchain")
+    under = f", toolchain {toolchain} ({config.stash[PYTHON]})" if toolchain else ""
+    return f"kregress: backend {config.getoption('backend')}, targets {names}{under}"
 
 
 class ManifestError(Exception):
@@ -273,6 +303,7 @@ class CaseItem(pytest.Item):
                 job,
                 self.timeout(),
                 self.config.stash[WORKDIR],
+                python=self.config.stash[PYTHON],
                 use_fork_server=not self.config.getoption("no_fork_server"),
             )
         outcome = memo[job.key]

@@ -74,6 +74,7 @@ class ResultsCollector:
             "kregress": 1,
             "backend": self.config.getoption("backend"),
             "targets": [t for t in self.config.getoption("target")] or None,
+            "toolchain": self.config.getoption("toolchain"),
             "started": self.started,
             "seconds": round(time.time() - self.started, 3),
             "counts": dict(Counter(r["outcome"] for r in items)),

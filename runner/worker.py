@@ -19,7 +19,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from kregress.adapters import Unsupported
+from kregress.adapters import MeasurementError, Unsupported
 
 
 class CaseError(Exception):
@@ -61,13 +61,14 @@ def adapter_for(framework: str) -> Any:
 
 
 def toolchain_versions(framework: str) -> dict[str, str]:
+    """The versions that ran: the framework under test, and torch (the fork server preloads both
+    torch and triton, so what is merely imported says nothing)."""
     versions = {"python": sys.version.split()[0]}
-    for module in ("triton", "torch", "tilelang", "nvfuser"):
-        if module in sys.modules:
-            versions[module] = str(getattr(sys.modules[module], "__version__", "unknown"))
-    if framework in ("triton", "tilelang") and framework not in versions:
+    if framework in ("triton", "tilelang"):
         with contextlib.suppress(ImportError, Unsupported):
             versions.update(adapter_for(framework).toolchain_versions())
+    if "torch" in sys.modules:
+        versions["torch"] = str(sys.modules["torch"].__version__)
     return versions
 
 
@@ -161,6 +162,9 @@ def main(argv: list[str]) -> int:
         result = {"status": "unsupported", "reason": str(exc)}
     except CaseError as exc:
         result = {"status": "case_error", "reason": str(exc)}
+    except MeasurementError as exc:
+        result = {"status": "harness_error", "reason": f"kregress could not measure the result: {exc}",
+                  "traceback": traceback.format_exc()[-8000:]}  # fmt: skip
     except Exception as exc:  # raised by the compiler or the kernel under test
         result = {
             "status": "raised",

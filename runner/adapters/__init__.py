@@ -17,6 +17,10 @@ class Unsupported(Exception):
     """This environment cannot build this target: the item is SKIPPED with this reason, never FAILED."""
 
 
+class MeasurementError(Exception):
+    """The kernel compiled but kregress could not read its figures: an ERROR of the harness."""
+
+
 @dataclass
 class ConfigResult:
     """The outcome of compiling one config of one kernel for one target."""

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kregress.adapters import ConfigResult, Unsupported, ptxas_figures
+from kregress.adapters import ConfigResult, MeasurementError, Unsupported, ptxas_figures
 
 
 def ptxas_for_toolkit() -> str:
@@ -54,7 +54,10 @@ def compile_kernel(kernel: Any, target_spec: dict[str, Any], out_dir: Path) -> l
         ptx = get_ptx()
         (out_dir / "config0.ptx").write_text(ptx)
         result.ir["ptx"] = "config0.ptx"
-        result.metrics = ptxas_figures(ptxas_for_toolkit(), ptx, arch)
+        try:
+            result.metrics = ptxas_figures(ptxas_for_toolkit(), ptx, arch)
+        except Exception as exc:  # reading the figures failed: never blame the compiler for it
+            raise MeasurementError(f"{type(exc).__name__}: {exc}") from exc
         result.artifacts["registers"] = result.metrics["registers"]
     result.seconds = time.perf_counter() - started
     return [result]

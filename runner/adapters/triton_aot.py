@@ -1,19 +1,30 @@
-"""Ahead-of-time Triton compiles that reproduce what a real launch would compile.
+"""Ahead-of-time Triton compiles that reproduce what a real launch would compile, in any release.
 
 The JIT specializes on the launch arguments (pointer and integer divisibility by 16, constants);
-a compile without that can show bugs that a real launch never hits. So the example arguments go
-through Triton's own binder, exactly as `kernel[grid](...)` does, for the target's backend.
+a compile without that can show bugs that a real launch never hits. So every kernel is compiled
+through the JIT's own public `warmup()` path with the case's example arguments, while a stand-in
+driver tells the JIT which target it runs on. That path has the same shape from Triton 3.0 to
+today, whereas the internals (binders, AttrsDescriptor, ASTSource arguments) drift every release.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kregress.adapters import ConfigResult, Unsupported, binary_kind, config_label, ptxas_figures
+from kregress.adapters import (
+    ConfigResult,
+    MeasurementError,
+    Unsupported,
+    binary_kind,
+    config_label,
+    ptxas_figures,
+)
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn", "spv")
 BINARY_STAGES = ("cubin", "hsaco", "spv", "zebin")
@@ -55,6 +66,37 @@ def gpu_target(backend: str, arch: str, warp_size: int) -> Any:
     return GPUTarget("xpu", dict(PVC_PROPERTIES, device_arch=arch), warp_size)
 
 
+class AheadOfTimeDriver:
+    """Stands in for the GPU driver: the JIT asks it for the current target, device and stream."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+
+    def get_current_target(self) -> Any:
+        return self.target
+
+    def get_current_device(self) -> int:
+        return 0
+
+    def get_current_stream(self, device: int | None = None) -> int:
+        return 0
+
+    def is_active(self) -> bool:
+        return True
+
+
+@contextlib.contextmanager
+def compiling_for(target: Any) -> Iterator[None]:
+    from triton.runtime.driver import driver
+
+    driver.set_active(AheadOfTimeDriver(target))
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            driver.reset_active()
+
+
 def jit_function(fn: Any) -> Any:
     """Unwrap @autotune / @heuristics down to the JITFunction."""
     while not hasattr(fn, "params") and hasattr(fn, "fn"):
@@ -62,30 +104,79 @@ def jit_function(fn: Any) -> Any:
     return fn
 
 
+def heuristics_of(fn: Any) -> dict[str, Any]:
+    """The @triton.heuristics rules wrapped around the kernel: constexprs computed from the args."""
+    rules: dict[str, Any] = {}
+    while not hasattr(fn, "params") and hasattr(fn, "fn"):
+        rules.update(getattr(fn, "values", {}) or {})
+        fn = fn.fn
+    return rules
+
+
 def configs_of(kernel: Any) -> list[dict[str, Any]]:
     """Every config to judge: the case's own list, else the autotuner's (all of them), else one."""
     if kernel.configs is not None:
         return [dict(c.all_kwargs()) if hasattr(c, "all_kwargs") else dict(c) for c in kernel.configs]
-    if hasattr(kernel.fn, "configs"):
-        return [dict(c.all_kwargs()) for c in kernel.fn.configs]
+    wrapper = kernel.fn
+    while not hasattr(wrapper, "params"):
+        if hasattr(wrapper, "configs"):
+            return [config_kwargs(c) for c in wrapper.configs]
+        wrapper = wrapper.fn
     return [{}]
 
 
-def specialized_source(fn: Any, target: Any, launch: dict[str, Any], specialize: bool) -> tuple[Any, dict]:
-    """Build the ASTSource and options a launch with these arguments would compile."""
-    from triton.compiler import ASTSource, make_backend
-    from triton.runtime.jit import create_function_from_signature
-
-    backend = make_backend(target)
-    binder = create_function_from_signature(fn.signature, fn.params, backend)
-    bound, specialization, options = binder(**launch)
-    options, signature, constexprs, attrs = fn._pack_args(backend, launch, bound, specialization, options)
-    if not specialize:
-        attrs = {}
-    return ASTSource(fn, signature, constexprs, attrs), options.__dict__
+def config_kwargs(config: Any) -> dict[str, Any]:
+    if hasattr(config, "all_kwargs"):
+        return dict(config.all_kwargs())
+    options = {k: getattr(config, k) for k in ("num_warps", "num_stages", "num_ctas", "maxnreg")
+               if getattr(config, k, None) is not None}  # fmt: skip
+    return {**config.kwargs, **options}
 
 
-def ptxas_path() -> str:
+def without_specialization(fn: Any) -> None:
+    """Compile as if every argument were a plain runtime value: no divisibility, no constants."""
+    for param in fn.params:
+        if not param.is_constexpr:
+            param.do_not_specialize = True
+            if hasattr(param, "do_not_specialize_on_alignment"):
+                param.do_not_specialize_on_alignment = True
+
+
+def probe(target: Any) -> None:
+    """Raise Unsupported when this toolchain cannot build the target at all on this machine."""
+    import torch
+    import triton
+
+    from kregress.adapters.triton_probe import probe_kernel
+
+    try:
+        probe_kernel.warmup(torch.empty(16), grid=(1,))
+    except Exception as exc:
+        last = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
+        raise Unsupported(
+            f"triton {triton.__version__} cannot build {describe_target(target)} on this machine "
+            f"(a trivial kernel fails: {type(exc).__name__}: {last[0][:300]})"
+        ) from None
+
+
+def describe_target(target: Any) -> str:
+    arch = target.arch.get("device_arch", "") if isinstance(target.arch, dict) else target.arch
+    return f"{target.backend}:{'sm_' if target.backend == 'cuda' else ''}{arch}"
+
+
+def ptxas_path(arch: int) -> str:
+    """The ptxas this Triton release itself compiles the target's PTX with: releases bundle more
+    than one (3.9 uses a newer one for sm_90 than for sm_80) and name the choice differently."""
+    from triton.backends.nvidia import compiler as nvidia
+
+    if hasattr(nvidia, "get_ptxas"):
+        try:
+            tool = nvidia.get_ptxas(arch)
+        except TypeError:
+            tool = nvidia.get_ptxas()
+        return str(tool.path if hasattr(tool, "path") else tool[0])
+    if hasattr(nvidia, "_path_to_binary"):
+        return str(nvidia._path_to_binary("ptxas")[0])
     import triton
 
     bundled = Path(triton.__file__).parent / "backends" / "nvidia" / "bin" / "ptxas"
@@ -120,11 +211,12 @@ def target_arch_in_asm(asm: dict[str, Any]) -> str | None:
     return None
 
 
-def measure(compiled: Any, target: Any, num_warps: int) -> tuple[dict[str, int], dict[str, Any]]:
+def measure(compiled: Any, target: Any) -> tuple[dict[str, int], dict[str, Any]]:
     asm, meta = compiled.asm, compiled.metadata
+    num_warps = int(meta.num_warps)
     metrics: dict[str, int] = {"shared_bytes": int(meta.shared)}
     if target.backend == "cuda":
-        metrics.update(ptxas_figures(ptxas_path(), asm["ptx"], f"sm_{target.arch}"))
+        metrics.update(ptxas_figures(ptxas_path(target.arch), asm["ptx"], f"sm_{target.arch}"))
     elif target.backend == "hip":
         metrics.update(amdgcn_figures(asm["amdgcn"]))
     threads = num_warps * target.warp_size
@@ -148,34 +240,39 @@ def measure(compiled: Any, target: Any, num_warps: int) -> tuple[dict[str, int],
 
 
 def compile_kernel(kernel: Any, target_spec: dict[str, Any], out_dir: Path) -> list[ConfigResult]:
-    import triton
-
     target = gpu_target(target_spec["backend"], target_spec["arch"], target_spec["warp_size"])
     fn = jit_function(kernel.fn)
+    rules = heuristics_of(kernel.fn)
     results = []
-    for index, config in enumerate(configs_of(kernel)):
-        result = ConfigResult(label=config_label(config))
-        launch = {**kernel.args(), **config}
-        started = time.perf_counter()
-        try:
-            src, options = specialized_source(fn, target, launch, kernel.specialize)
-            compiled = triton.compile(src, target=target, options=options)
-            result.metrics, result.artifacts = measure(compiled, target, options["num_warps"])
-        except Unsupported:
-            raise
-        except Exception as exc:  # the compiler under test failed: that is data, not a harness error
-            result.status = "compile_error"
-            result.error_type = type(exc).__name__
-            result.message = str(exc)[-4000:]
-        else:
-            for stage in TEXT_STAGES:
-                text = compiled.asm.get(stage)
-                if isinstance(text, str):
-                    name = f"config{index}.{stage}"
-                    (out_dir / name).write_text(text)
-                    result.ir[stage] = name
-        result.seconds = time.perf_counter() - started
-        results.append(result)
+    with compiling_for(target):
+        probe(target)
+        if not kernel.specialize:
+            without_specialization(fn)
+        for index, config in enumerate(configs_of(kernel)):
+            result = ConfigResult(label=config_label(config))
+            launch = {**kernel.args(), **config}
+            for name, rule in rules.items():
+                launch.setdefault(name, rule(launch))
+            started = time.perf_counter()
+            try:
+                compiled = fn.warmup(grid=(1,), **launch)
+            except Exception as exc:  # the compiler under test failed: that is data, not a harness error
+                result.status = "compile_error"
+                result.error_type = type(exc).__name__
+                result.message = str(exc)[-4000:]
+            else:
+                try:
+                    result.metrics, result.artifacts = measure(compiled, target)
+                except Exception as exc:  # reading the figures failed: never blame the compiler for it
+                    raise MeasurementError(f"[{result.label}] {type(exc).__name__}: {exc}") from exc
+                for stage in TEXT_STAGES:
+                    text = compiled.asm.get(stage)
+                    if isinstance(text, str):
+                        name = f"config{index}.{stage}"
+                        (out_dir / name).write_text(text)
+                        result.ir[stage] = name
+            result.seconds = time.perf_counter() - started
+            results.append(result)
     return results
 
 

@@ -1,0 +1,319 @@
+"""Toolchain environments: any compiler version on demand, isolated, cached and reused.
+
+A toolchain is a list of requirements (`triton==3.2.0`, `tilelang==0.1.6.post2`,
+`triton-xpu==3.3.0b1`) or paths to a built wheel or checkout. Each resolves to its own virtual
+environment under the kregress cache, built once (uv when present, else venv + pip) in a temporary
+folder and renamed into place, so a half-built environment is never seen; a file lock makes
+concurrent requests (xdist workers, parallel bisect steps) build it once.
+
+What a toolchain does not install itself (torch, and what torch needs) is taken from kregress's
+own environment through a `.pth` layer placed after the toolchain's site-packages, so every
+environment does not download its own multi-GB torch; name torch in the toolchain to override.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+
+from kregress.jobs import cache_root
+
+ENV_FORMAT = 2  # bump when the layout of an environment or COMPANIONS change: old ones are rebuilt
+META = "kregress-env.json"
+BASE_LAYER = "_kregress_base.pth"
+PROVIDED_BY_KREGRESS = ("torch",)
+MODULES_TO_REPORT = ("triton", "torch", "tilelang", "numpy")
+INSTALL_TIMEOUT = 1800
+
+
+# Measured incompatibilities between old releases and the packages kregress's environment lends
+# them: (package, versions, what to add). Applied to exact pins (==) that fall in the range, unless
+# the toolchain names the added package itself.
+COMPANIONS: tuple[tuple[str, str, str], ...] = (
+    # The interpreters of triton 3.0 and 3.1 store nothing under numpy 2 (every output stays as
+    # allocated); 3.2 and later are fine.
+    ("triton", "<3.2", "numpy<2"),
+)
+
+
+class ToolchainError(Exception):
+    """A toolchain could not be resolved or installed; the message names it and shows why."""
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    requirements: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, spec: str) -> Toolchain:
+        """`"triton==3.2.0"`, `"tilelang==0.1.6.post2 apache-tvm-ffi==0.1.6"`, or a wheel/checkout path."""
+        parts = spec.split()
+        if not parts:
+            raise ToolchainError("empty toolchain spec: give requirements like triton==3.2.0 or a path")
+        requirements = []
+        for part in parts:
+            if os.path.exists(part):
+                requirements.append(str(Path(part).resolve()))
+                continue
+            try:
+                requirements.append(str(Requirement(part)))
+            except InvalidRequirement as exc:
+                raise ToolchainError(
+                    f"toolchain {spec!r}: {part!r} is neither a requirement like triton==3.2.0 nor an "
+                    f"existing path ({exc})"
+                ) from None
+        return cls(tuple(requirements))
+
+    @property
+    def name(self) -> str:
+        return " ".join(self.requirements)
+
+    def paths(self) -> list[Path]:
+        return [Path(r) for r in self.requirements if os.path.isabs(r)]
+
+    def key(self) -> str:
+        """Same requirements, same local files, same Python: same environment."""
+        fingerprint = {
+            "format": ENV_FORMAT,
+            "python": sys.version,
+            "requirements": sorted(self.requirements),
+            "files": {str(p): fingerprint_path(p) for p in self.paths()},
+        }
+        return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
+
+    def names_package(self, package: str) -> bool:
+        return any(not os.path.isabs(r) and Requirement(r).name == package for r in self.requirements)
+
+    def companions(self) -> list[str]:
+        """Requirements added so an old release works beside what kregress's environment lends it."""
+        added = []
+        for requirement in (Requirement(r) for r in self.requirements if not os.path.isabs(r)):
+            pins = [s.version for s in requirement.specifier if s.operator == "=="]
+            for package, versions, extra in COMPANIONS:
+                extra_name = Requirement(extra).name
+                if (
+                    requirement.name == package
+                    and pins
+                    and not self.names_package(extra_name)
+                    and SpecifierSet(versions).contains(pins[0], prereleases=True)
+                ):
+                    added.append(extra)
+        return added
+
+
+def fingerprint_path(path: Path) -> str:
+    """A wheel by its bytes; a checkout by its commit and uncommitted changes."""
+    if path.is_file():
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    head = subprocess.run(["git", "-C", str(path), "rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    if head.returncode != 0:
+        return f"mtime:{path.stat().st_mtime_ns}"
+    dirty = subprocess.run(["git", "-C", str(path), "diff", "HEAD"], capture_output=True, check=False).stdout
+    return f"{head.stdout.strip()}+{hashlib.sha256(dirty).hexdigest()[:12]}"
+
+
+@dataclass
+class Environment:
+    toolchain: Toolchain
+    root: Path
+
+    @property
+    def python(self) -> Path:
+        return self.root / "bin" / "python"
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return json.loads((self.root / META).read_text())
+
+    @property
+    def versions(self) -> dict[str, str]:
+        return dict(self.meta.get("versions", {}))
+
+
+def tail(text: str, lines: int = 25) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def run_installer(
+    command: list[str], what: str, toolchain: Toolchain, env: dict[str, str] | None = None
+) -> None:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, env=env,
+                              check=False)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise ToolchainError(f"toolchain {toolchain.name!r}: {what} took over {INSTALL_TIMEOUT} s") from None
+    if done.returncode != 0:
+        raise ToolchainError(
+            f"toolchain {toolchain.name!r}: {what} failed (exit {done.returncode}):\n"
+            + tail(done.stdout + done.stderr)
+        )
+
+
+def uv_binary() -> str | None:
+    """uv from PATH, or the one installed next to this interpreter."""
+    beside = Path(sys.executable).parent / "uv"
+    return shutil.which("uv") or (str(beside) if beside.exists() else None)
+
+
+def site_packages(python: Path) -> Path:
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    return Path(
+        subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    )
+
+
+def base_layer_paths() -> list[str]:
+    """Where kregress's own environment keeps its packages (torch among them)."""
+    paths = sysconfig.get_paths()
+    return list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
+
+
+REPORT_VERSIONS = f"""
+import importlib, json, sys
+found = {{"python": sys.version.split()[0]}}
+for name in {MODULES_TO_REPORT!r}:
+    try:
+        module = importlib.import_module(name)
+    except Exception as exc:
+        continue
+    found[name] = str(getattr(module, "__version__", "unknown"))
+print(json.dumps(found))
+"""
+
+
+def build(toolchain: Toolchain, folder: Path, log: Any) -> dict[str, Any]:
+    """Create the environment in `folder`; return its metadata. Raises ToolchainError."""
+    uv = uv_binary()
+    base_python = sys.executable
+    if uv:
+        run_installer(
+            [uv, "venv", "--quiet", "--python", base_python, str(folder)], "creating the venv", toolchain
+        )
+    else:
+        run_installer([base_python, "-m", "venv", str(folder)], "creating the venv", toolchain)
+    python = folder / "bin" / "python"
+    layer = [p for p in base_layer_paths() if not toolchain.names_package("torch")]
+    (site_packages(python) / BASE_LAYER).write_text("\n".join(layer) + "\n")
+    extra = f" (and {' '.join(toolchain.companions())})" if toolchain.companions() else ""
+    log(f"installing {toolchain.name}{extra} with {'uv' if uv else 'pip'}")
+    if uv:
+        override = folder / "kregress-overrides.txt"
+        kept_out = [p for p in PROVIDED_BY_KREGRESS if not toolchain.names_package(p)]
+        override.write_text("".join(f"{p}; sys_platform == 'never'\n" for p in kept_out))
+        command = [
+            uv,
+            "pip",
+            "install",
+            "--python",
+            str(python),
+            "--override",
+            str(override),
+            *toolchain.requirements,
+        ]
+    else:
+        command = [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            *toolchain.requirements,
+        ]
+    command += toolchain.companions()
+    run_installer(command, "installing", toolchain)
+    probe = subprocess.run([str(python), "-c", REPORT_VERSIONS], capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        raise ToolchainError(f"toolchain {toolchain.name!r}: the new environment does not start:\n"
+                             + tail(probe.stderr))  # fmt: skip
+    now = time.time()
+    return {
+        "format": ENV_FORMAT,
+        "toolchain": list(toolchain.requirements),
+        "companions": toolchain.companions(),
+        "installer": "uv" if uv else "pip",
+        "versions": json.loads(probe.stdout),
+        "created": now,
+    }
+
+
+class EnvironmentCache:
+    """Environments under `<cache>/envs/<key>`: complete ones only, each with kregress-env.json."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root or cache_root() / "envs"
+
+    def get(self, toolchain: Toolchain, log: Any = lambda message: None) -> Environment:
+        final = self.root / toolchain.key()
+        if (final / META).exists():
+            self.touch(final)
+            return Environment(toolchain, final)
+        self.root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.root / f"{final.name}.lock")):
+            if (final / META).exists():  # built by someone else while we waited
+                self.touch(final)
+                return Environment(toolchain, final)
+            shutil.rmtree(final, ignore_errors=True)  # a folder without metadata is not an environment
+            building = self.root / f".building-{final.name}-{os.getpid()}"
+            shutil.rmtree(building, ignore_errors=True)
+            started = time.perf_counter()
+            log(f"building toolchain environment {final.name} for {toolchain.name}")
+            try:
+                meta = build(toolchain, building, log)
+                meta["build_seconds"] = round(time.perf_counter() - started, 2)
+                (building / META).write_text(json.dumps(meta, indent=2))
+                os.rename(building, final)
+            finally:
+                shutil.rmtree(building, ignore_errors=True)
+        self.touch(final)
+        return Environment(toolchain, final)
+
+    @staticmethod
+    def touch(folder: Path) -> None:
+        with contextlib.suppress(OSError):
+            os.utime(folder / META)
+
+    def entries(self) -> list[dict[str, Any]]:
+        """Every complete environment: key, toolchain, versions, size on disk, last used."""
+        found = []
+        for meta_path in sorted(self.root.glob(f"*/{META}")):
+            meta = json.loads(meta_path.read_text())
+            folder = meta_path.parent
+            size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+            found.append({
+                "key": folder.name, "path": str(folder), "toolchain": " ".join(meta["toolchain"]),
+                "versions": meta.get("versions", {}), "bytes": size, "last_used": meta_path.stat().st_mtime,
+                "created": meta.get("created"),
+            })  # fmt: skip
+        return found
+
+    def prune(self, older_than_days: float | None = None, keys: list[str] | None = None) -> list[str]:
+        """Delete environments unused for longer than `older_than_days`, or those named; return keys."""
+        removed = []
+        now = time.time()
+        for entry in self.entries():
+            stale = older_than_days is not None and now - entry["last_used"] > older_than_days * 86400
+            named = keys is not None and entry["key"] in keys
+            if stale or named or (older_than_days is None and keys is None):
+                with FileLock(str(self.root / f"{entry['key']}.lock")):
+                    shutil.rmtree(entry["path"], ignore_errors=True)
+                removed.append(entry["key"])
+        for leftover in self.root.glob(".building-*"):  # from a build that was killed
+            pid = leftover.name.rsplit("-", 1)[-1]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                shutil.rmtree(leftover, ignore_errors=True)
+        return removed
