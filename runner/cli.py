@@ -1,18 +1,22 @@
 """The `kregress` command: look at the corpus and the matrix without running any compiler.
 
 Judging is `pytest corpus/ --backend ...`; this command is for checking and listing.
-Exit codes: 0 fine, 2 an invalid manifest or matrix file, 64 usage error.
+Exit codes: 0 fine, 2 an invalid manifest or matrix file, 3 a toolchain that cannot be installed,
+64 usage error.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import time
 from pathlib import Path
 
 from kregress.manifest import load_case
 from kregress.matrix import load_matrix
 from kregress.schema import SchemaError
+from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
 
 def command_check(args: argparse.Namespace) -> int:
@@ -47,6 +51,50 @@ def command_targets(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_envs_build(args: argparse.Namespace) -> int:
+    """Build (or find) the environment of a toolchain and print where it is."""
+    started = time.perf_counter()
+    environment = EnvironmentCache().get(Toolchain.parse(args.spec), log=lambda m: print(m, file=sys.stderr))
+    lent = environment.meta.get("lent", {})
+    versions = ", ".join([f"{k} {v}" for k, v in environment.versions.items()]
+                         + [f"{k} {v} (lent)" for k, v in lent.items()])  # fmt: skip
+    print(f"{environment.root}  ({versions}; {time.perf_counter() - started:.2f} s)")
+    return 0
+
+
+def command_envs_list(args: argparse.Namespace) -> int:
+    entries = EnvironmentCache().entries()
+    if args.json:
+        print(json.dumps(entries, indent=2))
+        return 0
+    if not entries:
+        print("no cached toolchain environments")
+    for entry in entries:
+        used = time.strftime("%Y-%m-%d %H:%M", time.localtime(entry["last_used"]))
+        size = f"{entry['bytes'] / 2**20:7.1f} MiB (+{entry['shared_bytes'] / 2**20:.0f} shared)"
+        stale = "  [old format: removed by prune]" if entry["stale"] else ""
+        print(f"{entry['key']}  {size}  last used {used}  {entry['toolchain']}{stale}")
+    total = sum(e["bytes"] for e in entries)
+    print(f"{len(entries)} environments, {total / 2**20:.1f} MiB of their own")
+    return 0
+
+
+def command_envs_prune(args: argparse.Namespace) -> int:
+    if not (args.all or args.keys or args.older_than is not None):
+        print("kregress envs prune: say what to remove: --older-than DAYS, KEY..., or --all", file=sys.stderr)
+        return 64
+    cache = EnvironmentCache()
+    removed = (
+        cache.prune(older_than_days=args.older_than, keys=args.keys or None)
+        if not args.all
+        else cache.prune()
+    )
+    for key in removed:
+        print(f"removed {key}")
+    print(f"{len(removed)} environments removed")
+    return 0
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="kregress",
@@ -60,6 +108,19 @@ def parser() -> argparse.ArgumentParser:
     check.set_defaults(run=command_check)
     targets = commands.add_parser("targets", help="list the matrix's targets, limits and backends")
     targets.set_defaults(run=command_targets)
+    envs = commands.add_parser("envs", help="toolchain environments: build, list, prune")
+    env_commands = envs.add_subparsers(dest="envs_command", required=True)
+    build = env_commands.add_parser("build", help="build (or find) a toolchain's environment, print its path")
+    build.add_argument("spec", help="requirements like 'triton==3.2.0', or a wheel or checkout path")
+    build.set_defaults(run=command_envs_build)
+    listing = env_commands.add_parser("list", help="cached environments with size on disk and last use")
+    listing.add_argument("--json", action="store_true", help="machine-readable output")
+    listing.set_defaults(run=command_envs_list)
+    prune = env_commands.add_parser("prune", help="delete cached environments")
+    prune.add_argument("keys", nargs="*", help="keys of environments to delete (see `envs list`)")
+    prune.add_argument("--older-than", type=float, metavar="DAYS", help="delete those unused for DAYS")
+    prune.add_argument("--all", action="store_true", help="delete every cached environment")
+    prune.set_defaults(run=command_envs_prune)
     return top
 
 
@@ -73,6 +134,9 @@ def main(argv: list[str] | None = None) -> int:
     except SchemaError as exc:
         print(f"INVALID {exc}", file=sys.stderr)
         return 2
+    except ToolchainError as exc:
+        print(f"kregress: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from packaging.specifiers import SpecifierSet
 
 from kregress.jobs import cache_root
 
-ENV_FORMAT = 2  # bump when the layout of an environment or COMPANIONS change: old ones are rebuilt
+ENV_FORMAT = 3  # bump when the layout of an environment or COMPANIONS change: old ones are rebuilt
 META = "kregress-env.json"
 BASE_LAYER = "_kregress_base.pth"
 PROVIDED_BY_KREGRESS = ("torch",)
@@ -185,14 +185,15 @@ def base_layer_paths() -> list[str]:
 
 REPORT_VERSIONS = f"""
 import importlib, json, sys
-found = {{"python": sys.version.split()[0]}}
+own, lent = {{"python": sys.version.split()[0]}}, {{}}
 for name in {MODULES_TO_REPORT!r}:
     try:
         module = importlib.import_module(name)
-    except Exception as exc:
+    except Exception:
         continue
-    found[name] = str(getattr(module, "__version__", "unknown"))
-print(json.dumps(found))
+    inside = str(getattr(module, "__file__", "")).startswith(sys.prefix)
+    (own if inside else lent)[name] = str(getattr(module, "__version__", "unknown"))
+print(json.dumps({{"versions": own, "lent": lent}}))
 """
 
 
@@ -246,7 +247,7 @@ def build(toolchain: Toolchain, folder: Path, log: Any) -> dict[str, Any]:
         "toolchain": list(toolchain.requirements),
         "companions": toolchain.companions(),
         "installer": "uv" if uv else "pip",
-        "versions": json.loads(probe.stdout),
+        **json.loads(probe.stdout),
         "created": now,
     }
 
@@ -288,27 +289,41 @@ class EnvironmentCache:
             os.utime(folder / META)
 
     def entries(self) -> list[dict[str, Any]]:
-        """Every complete environment: key, toolchain, versions, size on disk, last used."""
+        """Every complete environment: key, toolchain, versions, size on disk, last used.
+
+        uv hard-links files from its cache, so `bytes` counts only what this environment alone
+        holds and `shared_bytes` what it shares with the uv cache or other environments.
+        """
         found = []
         for meta_path in sorted(self.root.glob(f"*/{META}")):
             meta = json.loads(meta_path.read_text())
             folder = meta_path.parent
-            size = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+            own = shared = 0
+            for path in folder.rglob("*"):
+                if path.is_file() and not path.is_symlink():
+                    stat = path.stat()
+                    if stat.st_nlink > 1:
+                        shared += stat.st_size
+                    else:
+                        own += stat.st_size
             found.append({
                 "key": folder.name, "path": str(folder), "toolchain": " ".join(meta["toolchain"]),
-                "versions": meta.get("versions", {}), "bytes": size, "last_used": meta_path.stat().st_mtime,
+                "versions": meta.get("versions", {}), "lent": meta.get("lent", {}), "bytes": own,
+                "shared_bytes": shared, "last_used": meta_path.stat().st_mtime,
                 "created": meta.get("created"),
+                "stale": meta.get("format") != ENV_FORMAT,
             })  # fmt: skip
         return found
 
     def prune(self, older_than_days: float | None = None, keys: list[str] | None = None) -> list[str]:
-        """Delete environments unused for longer than `older_than_days`, or those named; return keys."""
+        """Delete environments unused for longer than `older_than_days`, or those named, and always
+        those of an older format (no key leads to them any more); return the keys removed."""
         removed = []
         now = time.time()
         for entry in self.entries():
             stale = older_than_days is not None and now - entry["last_used"] > older_than_days * 86400
             named = keys is not None and entry["key"] in keys
-            if stale or named or (older_than_days is None and keys is None):
+            if stale or named or entry["stale"] or (older_than_days is None and keys is None):
                 with FileLock(str(self.root / f"{entry['key']}.lock")):
                     shutil.rmtree(entry["path"], ignore_errors=True)
                 removed.append(entry["key"])

@@ -1,0 +1,178 @@
+"""Toolchain environments: built once, reused fast, never half-built, safe under concurrency."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
+
+
+def make_wheel(folder: Path, name: str = "fakecc", version: str = "1.0") -> Path:
+    """A tiny real wheel: a stand-in compiler package whose module reports its version."""
+    folder.mkdir(parents=True, exist_ok=True)
+    files = {
+        f"{name}/__init__.py": f'__version__ = "{version}"\n',
+        f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{name}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
+        "Tag: py3-none-any\n",
+    }
+    record = [
+        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b'=').decode()},"
+        f"{len(text.encode())}"
+        for path, text in files.items()
+    ]
+    files[f"{name}-{version}.dist-info/RECORD"] = (
+        "\n".join([*record, f"{name}-{version}.dist-info/RECORD,,"]) + "\n"
+    )
+    wheel = folder / f"{name}-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return wheel
+
+
+@pytest.fixture
+def offline_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Installers look only in this folder (no package index), for uv and pip alike."""
+    links = tmp_path / "links"
+    links.mkdir()
+    for variable, value in {"UV_FIND_LINKS": str(links), "UV_NO_INDEX": "1", "PIP_FIND_LINKS": str(links),
+                            "PIP_NO_INDEX": "1", "UV_OFFLINE": "1"}.items():  # fmt: skip
+        monkeypatch.setenv(variable, value)
+    return links
+
+
+def python_reports(environment_python: Path, module: str) -> str:
+    code = f"import {module}; print({module}.__version__)"
+    return subprocess.run(
+        [str(environment_python), "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def test_specs_parse_and_key(tmp_path: Path) -> None:
+    one = Toolchain.parse("triton==3.2.0")
+    assert one.requirements == ("triton==3.2.0",)
+    assert Toolchain.parse("triton==3.2.0").key() == one.key()
+    assert Toolchain.parse("triton==3.3.1").key() != one.key()
+    wheel = make_wheel(tmp_path / "w")
+    assert Toolchain.parse(str(wheel)).requirements == (str(wheel.resolve()),)
+
+
+def test_bad_specs_name_themselves() -> None:
+    with pytest.raises(
+        ToolchainError, match=r"toolchain 'triton=3\.2': 'triton=3\.2' is neither a requirement"
+    ):
+        Toolchain.parse("triton=3.2")
+    with pytest.raises(ToolchainError, match="empty toolchain spec"):
+        Toolchain.parse("  ")
+
+
+def test_old_releases_get_their_companions() -> None:
+    assert Toolchain.parse("triton==3.1.0").companions() == ["numpy<2"]
+    assert Toolchain.parse("triton==3.2.0").companions() == []
+    assert Toolchain.parse("triton==3.0.0 numpy==1.26.4").companions() == []
+
+
+def test_two_versions_two_environments_each_its_own(tmp_path: Path, offline_index: Path) -> None:
+    make_wheel(offline_index, version="1.0")
+    make_wheel(offline_index, version="2.0")
+    cache = EnvironmentCache(tmp_path / "envs")
+    old, new = cache.get(Toolchain.parse("fakecc==1.0")), cache.get(Toolchain.parse("fakecc==2.0"))
+    assert old.root != new.root
+    assert python_reports(old.python, "fakecc") == "1.0"
+    assert python_reports(new.python, "fakecc") == "2.0"
+    assert old.versions["python"] == sys.version.split()[0]
+
+
+def test_reuse_is_fast(tmp_path: Path, offline_index: Path) -> None:
+    make_wheel(offline_index)
+    cache = EnvironmentCache(tmp_path / "envs")
+    cache.get(Toolchain.parse("fakecc==1.0"))
+    started = time.perf_counter()
+    again = cache.get(Toolchain.parse("fakecc==1.0"))
+    assert time.perf_counter() - started < 1.0
+    assert python_reports(again.python, "fakecc") == "1.0"
+
+
+def test_torch_is_lent_not_installed(tmp_path: Path, offline_index: Path) -> None:
+    make_wheel(offline_index)
+    environment = EnvironmentCache(tmp_path / "envs").get(Toolchain.parse("fakecc==1.0"))
+    assert "torch" in environment.meta["lent"]
+    assert not list(environment.root.glob("lib/python*/site-packages/torch"))
+
+
+def test_failed_install_leaves_nothing_and_a_retry_is_clean(tmp_path: Path, offline_index: Path) -> None:
+    cache = EnvironmentCache(tmp_path / "envs")
+    toolchain = Toolchain.parse("fakecc==1.0")
+    with pytest.raises(ToolchainError) as failed:
+        cache.get(toolchain)
+    message = str(failed.value)
+    assert message.startswith("toolchain 'fakecc==1.0': installing failed")
+    assert "fakecc" in message.split("\n", 1)[1]  # the installer's own last lines
+    assert cache.entries() == []
+    assert not [p for p in (tmp_path / "envs").iterdir() if p.is_dir()]
+    make_wheel(offline_index)  # the package appears: the same spec now installs
+    assert python_reports(cache.get(toolchain).python, "fakecc") == "1.0"
+
+
+def test_concurrent_requests_build_once(tmp_path: Path, offline_index: Path) -> None:
+    make_wheel(offline_index)
+    go = tmp_path / "go"
+    script = (
+        "import os, sys, time, pathlib\n"
+        "from kregress.toolchains import EnvironmentCache, Toolchain\n"
+        f"while not os.path.exists({str(go)!r}): time.sleep(0.005)\n"
+        f"built = []\nenv = EnvironmentCache(pathlib.Path({str(tmp_path / 'envs')!r}))"
+        ".get(Toolchain.parse('fakecc==1.0'), log=built.append)\n"
+        "print(env.root, any(m.startswith('building') for m in built))\n"
+    )
+    command = [sys.executable, "-c", script]
+    racers = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    time.sleep(1.0)  # all three are waiting at the starting line
+    go.touch()
+    results = [racer.communicate(timeout=120)[0].split() for racer in racers]
+    assert len({root for root, _ in results}) == 1
+    assert sorted(built for _, built in results) == ["False", "False", "True"]
+
+
+def test_list_and_prune(tmp_path: Path, offline_index: Path) -> None:
+    make_wheel(offline_index)
+    cache = EnvironmentCache(tmp_path / "envs")
+    environment = cache.get(Toolchain.parse("fakecc==1.0"))
+    [entry] = cache.entries()
+    assert entry["key"] == environment.root.name
+    assert entry["toolchain"] == "fakecc==1.0"
+    assert entry["bytes"] + entry["shared_bytes"] > 0
+    assert cache.prune(older_than_days=1) == []
+    old = time.time() - 3 * 86400
+    os.utime(environment.root / "kregress-env.json", (old, old))
+    assert cache.prune(older_than_days=2) == [environment.root.name]
+    assert cache.entries() == []
+
+
+@pytest.mark.slow
+def test_cases_run_inside_real_triton_releases(tmp_path: Path) -> None:
+    """Two real Triton releases from PyPI: each run records the version that judged it."""
+    from conftest import run_corpus
+
+    seen = {}
+    for version in ("3.2.0", "3.9.0"):
+        run = run_corpus(
+            tmp_path / version,
+            "kinds/vector_add",
+            args=("--toolchain", f"triton=={version}", "--target", "cuda:sm_90", "-k", "compiles"),
+        )
+        item = run.item("vector_add::compiles-add[cuda:sm_90]")
+        assert item["outcome"] == "PASS", run.output[-3000:]
+        seen[version] = item["toolchain"]["triton"]
+        assert run.document["toolchain"] == f"triton=={version}"
+    assert seen == {"3.2.0": "3.2.0", "3.9.0": "3.9.0"}
