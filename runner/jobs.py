@@ -35,6 +35,19 @@ def cache_root() -> Path:
     return Path(base)
 
 
+@dataclass(frozen=True)
+class Interpreter:
+    """The Python a job runs with, the variables its toolchain needs, and the toolchain's name."""
+
+    python: str = sys.executable
+    env: dict[str, str] = field(default_factory=dict)
+    toolchain: str | None = None
+
+    @property
+    def key(self) -> str:
+        return json.dumps([self.python, sorted(self.env.items())])
+
+
 def device_name(target: Target) -> str:
     """The torch device string a check runs on (ROCm builds of torch call their GPU `cuda`)."""
     return {"cpu": "cpu", "cuda": "cuda", "hip": "cuda", "xpu": "xpu"}[target.backend]
@@ -67,8 +80,8 @@ class Job:
             "baseline": self.baseline,
         }
 
-    def environment(self, python: str) -> dict[str, str]:
-        env = child_environment(python)
+    def environment(self, interpreter: Interpreter) -> dict[str, str]:
+        env = child_environment(interpreter)
         if self.target.kind == "interpreter":
             env["TRITON_INTERPRET"] = "1"
         # One Triton cache per target, shared by all workers: Triton writes entries atomically,
@@ -96,10 +109,11 @@ def kregress_path_shim() -> Path:
     return shim
 
 
-def child_environment(python: str) -> dict[str, str]:
-    """The environment of a child running `python`: ours, plus kregress on the path of a toolchain's."""
+def child_environment(interpreter: Interpreter) -> dict[str, str]:
+    """The environment of a child: ours, the toolchain's variables, and kregress on its path."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    if python != sys.executable:
+    env.update(interpreter.env)
+    if interpreter.python != sys.executable:
         env["PYTHONPATH"] = os.pathsep.join(
             p for p in (str(kregress_path_shim()), env.get("PYTHONPATH")) if p
         )
@@ -144,10 +158,11 @@ class ForkServerGone(Exception):
 
 
 class ForkServer:
-    """Client of `python -m kregress.zygote` (see there): one per Python executable per process."""
+    """Client of `python -m kregress.zygote` (see there): one per interpreter per process."""
 
-    def __init__(self, python: str, startup_timeout: float = 300.0) -> None:
-        env = child_environment(python)
+    def __init__(self, interpreter: Interpreter, startup_timeout: float = 300.0) -> None:
+        python = interpreter.python
+        env = child_environment(interpreter)
         self.process = subprocess.Popen(
             [python, "-m", "kregress.zygote"],
             stdin=subprocess.PIPE,
@@ -203,13 +218,13 @@ class ForkServer:
 FORK_SERVERS: dict[str, ForkServer | None] = {}
 
 
-def fork_server(python: str) -> ForkServer | None:
-    if python not in FORK_SERVERS:
+def fork_server(interpreter: Interpreter) -> ForkServer | None:
+    if interpreter.key not in FORK_SERVERS:
         try:
-            FORK_SERVERS[python] = ForkServer(python)
+            FORK_SERVERS[interpreter.key] = ForkServer(interpreter)
         except (ForkServerGone, TimeoutError, OSError):
-            FORK_SERVERS[python] = None
-    return FORK_SERVERS[python]
+            FORK_SERVERS[interpreter.key] = None
+    return FORK_SERVERS[interpreter.key]
 
 
 @atexit.register
@@ -242,7 +257,11 @@ def run_in_fresh_interpreter(
 
 
 def run_job(
-    job: Job, timeout: float, workdir: Path, python: str = sys.executable, use_fork_server: bool = True
+    job: Job,
+    timeout: float,
+    workdir: Path,
+    interpreter: Interpreter | None = None,
+    use_fork_server: bool = True,
 ) -> JobOutcome:
     """Run the job in a child process, wait at most `timeout` seconds, and classify how it ended."""
     folder = Path(tempfile.mkdtemp(prefix=f"{job.case_id}-{job.kind}-", dir=workdir))
@@ -250,16 +269,18 @@ def run_job(
     job_file.write_text(json.dumps(job.spec()))
     log_path = folder / "child.log"
     started = time.perf_counter()
-    server = fork_server(python) if use_fork_server else None
+    interpreter = interpreter or Interpreter()
+    env = job.environment(interpreter)
+    server = fork_server(interpreter) if use_fork_server else None
     try:
         if server is None:
             raise ForkServerGone("not used")
-        returncode = server.run(job_file, job.environment(python), log_path, timeout)
+        returncode = server.run(job_file, env, log_path, timeout)
     except ForkServerGone:
-        FORK_SERVERS.pop(python, None)
+        FORK_SERVERS.pop(interpreter.key, None)
         (folder / "result.json").unlink(missing_ok=True)
         started = time.perf_counter()
-        returncode = run_in_fresh_interpreter(python, job_file, job.environment(python), log_path, timeout)
+        returncode = run_in_fresh_interpreter(interpreter.python, job_file, env, log_path, timeout)
     seconds = time.perf_counter() - started
     log_tail = tail(log_path.read_text(errors="replace")) if log_path.exists() else ""
     result_path = folder / "result.json"

@@ -22,6 +22,7 @@ class Target(Strict):
     arch: str | None = None
     warp_size: int | None = None
     limits: dict[str, int] = Field(default_factory=dict)
+    toolchain: str | None = Field(default=None, description="toolchain that builds this target by default")
     name: str = ""
 
     @property

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kregress.devices import VISIBLE_DEVICES, pinned_environment, probe_count
-from kregress.jobs import DEFAULT_TIMEOUT, Job, JobOutcome, close_fork_servers, run_job
+from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
 from kregress.judge import Outcome, Verdict, judge
 from kregress.manifest import KINDS, Case, Expectation, Numerics, Perf, load_case
 from kregress.matrix import BACKENDS, Matrix, SchemaError, Target, load_matrix
@@ -28,7 +28,8 @@ from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 MATRIX = pytest.StashKey[Matrix]()
 TARGETS = pytest.StashKey[list[Target]]()
 JOBS = pytest.StashKey[dict[tuple[str, ...], JobOutcome]]()
-PYTHON = pytest.StashKey[str]()
+EXPLICIT = pytest.StashKey[Interpreter | None]()
+MATRIX_TOOLCHAINS = pytest.StashKey[dict[str, Interpreter | str]]()
 WORKDIR = pytest.StashKey[Path]()
 COMPILE_KINDS = ("compiles", "resource", "ir", "artifact")
 
@@ -137,7 +138,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[TARGETS] = selected_targets(matrix, backend, config.getoption("target"))
     config.stash[JOBS] = {}
     config.stash[WORKDIR] = Path(tempfile.mkdtemp(prefix="kregress-jobs-"))
-    config.stash[PYTHON] = toolchain_python(config)
+    config.stash[EXPLICIT] = explicit_interpreter(config)
+    config.stash[MATRIX_TOOLCHAINS] = {}
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if backend in VISIBLE_DEVICES and worker:
         count = config.getoption("devices") or probe_count(backend)
@@ -146,20 +148,40 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ResultsCollector(config), "kregress-results")
 
 
-def toolchain_python(config: pytest.Config) -> str:
-    """The interpreter jobs run with: ours, or the one of the --toolchain environment."""
+def progress(message: str) -> None:
+    print(f"kregress: {message}", file=sys.stderr, flush=True)
+
+
+def explicit_interpreter(config: pytest.Config) -> Interpreter | None:
+    """The --toolchain environment, built before any item runs; a failure stops the run (exit 3)."""
     spec = config.getoption("toolchain")
     if not spec:
-        return sys.executable
-
-    def progress(message: str) -> None:
-        print(f"kregress: {message}", file=sys.stderr, flush=True)
-
+        return None
     try:
-        environment = EnvironmentCache().get(Toolchain.parse(spec), log=progress)
+        return EnvironmentCache().get(Toolchain.parse(spec), log=progress).interpreter()
     except ToolchainError as exc:
         pytest.exit(f"kregress: {exc}", returncode=pytest.ExitCode.INTERNAL_ERROR)
-    return str(environment.python)
+
+
+def interpreter_for(config: pytest.Config, target: Target) -> Interpreter | str:
+    """What runs this target's jobs: --toolchain if given, else the toolchain the matrix names for
+    the target (built on first use), else kregress's own environment. A str is why it cannot."""
+    explicit = config.stash[EXPLICIT]
+    if explicit is not None:
+        return explicit
+    if not target.toolchain:
+        return Interpreter()
+    known = config.stash[MATRIX_TOOLCHAINS]
+    if target.toolchain not in known:
+        try:
+            known[target.toolchain] = (
+                EnvironmentCache().get(Toolchain.parse(target.toolchain), log=progress).interpreter()
+            )
+        except ToolchainError as exc:
+            known[target.toolchain] = (
+                f"{target.name} is built with its matrix toolchain, which could not be installed: {exc}"
+            )
+    return known[target.toolchain]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -177,7 +199,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 def pytest_report_header(config: pytest.Config) -> str:
     names = ", ".join(t.name for t in config.stash[TARGETS])
     toolchain = config.getoption("toolchain")
-    under = f", toolchain {toolchain} ({config.stash[PYTHON]})" if toolchain else ""
+    under = f", toolchain {toolchain} ({config.stash[EXPLICIT].python})" if toolchain else ""
     return f"kregress: backend {config.getoption('backend')}, targets {names}{under}"
 
 
@@ -297,13 +319,17 @@ class CaseItem(pytest.Item):
 
     def setup(self) -> None:
         job = self.job()
+        interpreter = interpreter_for(self.config, self.target)
+        if isinstance(interpreter, str):
+            self.verdict = Verdict.skip(interpreter)
+            return
         memo = self.config.stash[JOBS]
         if job.key not in memo:
             memo[job.key] = run_job(
                 job,
                 self.timeout(),
                 self.config.stash[WORKDIR],
-                python=self.config.stash[PYTHON],
+                interpreter=interpreter,
                 use_fork_server=not self.config.getoption("no_fork_server"),
             )
         outcome = memo[job.key]
@@ -334,6 +360,7 @@ class CaseItem(pytest.Item):
                         measured=verdict.measured,
                         limit=verdict.limit,
                         toolchain=outcome.toolchain,
+                        toolchain_spec=interpreter.toolchain,
                         job_seconds=round(outcome.seconds, 3),
                         known_bad=known_bad.link if known_bad else None,
                     ),

@@ -30,9 +30,9 @@ from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
-from kregress.jobs import cache_root
+from kregress.jobs import Interpreter, cache_root
 
-ENV_FORMAT = 3  # bump when the layout of an environment or COMPANIONS change: old ones are rebuilt
+ENV_FORMAT = 4  # bump when the layout of an environment or COMPANIONS change: old ones are rebuilt
 META = "kregress-env.json"
 BASE_LAYER = "_kregress_base.pth"
 PROVIDED_BY_KREGRESS = ("torch",)
@@ -40,14 +40,24 @@ MODULES_TO_REPORT = ("triton", "torch", "tilelang", "numpy")
 INSTALL_TIMEOUT = 1800
 
 
-# Measured incompatibilities between old releases and the packages kregress's environment lends
-# them: (package, versions, what to add). Applied to exact pins (==) that fall in the range, unless
-# the toolchain names the added package itself.
-COMPANIONS: tuple[tuple[str, str, str], ...] = (
-    # The interpreters of triton 3.0 and 3.1 store nothing under numpy 2 (every output stays as
-    # allocated); 3.2 and later are fine.
-    ("triton", "<3.2", "numpy<2"),
-)
+@dataclass(frozen=True)
+class Companion:
+    """What a release needs beside itself to work on this kind of machine, as measured."""
+
+    package: str
+    versions: str  # applies to exact pins (==) inside this range; "" for every version
+    requirements: tuple[str, ...] = ()  # added unless the toolchain names the package itself
+    env: tuple[tuple[str, str], ...] = ()  # set for every child that runs in the environment
+    why: str = ""
+
+
+COMPANIONS: tuple[Companion, ...] = (
+    Companion("triton", "<3.2", ("numpy<2",),
+              why="the interpreters of triton 3.0 and 3.1 store nothing under numpy 2"),
+    Companion("triton-xpu", "", ("intel-sycl-rt>=2025.0.0",), (("CC", "g++"),),
+              why="the XPU backend builds its helper with the SYCL headers of intel-sycl-rt; built by "
+                  "gcc it fails to load (undefined std::ios_base symbol), so g++"),
+)  # fmt: skip
 
 
 class ToolchainError(Exception):
@@ -98,21 +108,29 @@ class Toolchain:
     def names_package(self, package: str) -> bool:
         return any(not os.path.isabs(r) and Requirement(r).name == package for r in self.requirements)
 
+    def matching_companions(self) -> list[Companion]:
+        found = []
+        for requirement in (Requirement(r) for r in self.requirements if not os.path.isabs(r)):
+            pins = [spec.version for spec in requirement.specifier if spec.operator == "=="]
+            for companion in COMPANIONS:
+                in_range = not companion.versions or (
+                    bool(pins) and SpecifierSet(companion.versions).contains(pins[0], prereleases=True)
+                )
+                if requirement.name == companion.package and in_range:
+                    found.append(companion)
+        return found
+
     def companions(self) -> list[str]:
         """Requirements added so an old release works beside what kregress's environment lends it."""
-        added = []
-        for requirement in (Requirement(r) for r in self.requirements if not os.path.isabs(r)):
-            pins = [s.version for s in requirement.specifier if s.operator == "=="]
-            for package, versions, extra in COMPANIONS:
-                extra_name = Requirement(extra).name
-                if (
-                    requirement.name == package
-                    and pins
-                    and not self.names_package(extra_name)
-                    and SpecifierSet(versions).contains(pins[0], prereleases=True)
-                ):
-                    added.append(extra)
-        return added
+        return [
+            extra
+            for companion in self.matching_companions()
+            for extra in companion.requirements
+            if not self.names_package(Requirement(extra).name)
+        ]
+
+    def environment_variables(self) -> dict[str, str]:
+        return {k: v for companion in self.matching_companions() for k, v in companion.env}
 
 
 def fingerprint_path(path: Path) -> str:
@@ -143,6 +161,9 @@ class Environment:
     @property
     def versions(self) -> dict[str, str]:
         return dict(self.meta.get("versions", {}))
+
+    def interpreter(self) -> Interpreter:
+        return Interpreter(str(self.python), dict(self.meta.get("env", {})), self.toolchain.name)
 
 
 def tail(text: str, lines: int = 25) -> str:
@@ -246,6 +267,7 @@ def build(toolchain: Toolchain, folder: Path, log: Any) -> dict[str, Any]:
         "format": ENV_FORMAT,
         "toolchain": list(toolchain.requirements),
         "companions": toolchain.companions(),
+        "env": toolchain.environment_variables(),
         "installer": "uv" if uv else "pip",
         **json.loads(probe.stdout),
         "created": now,

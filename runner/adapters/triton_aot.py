@@ -10,6 +10,7 @@ today, whereas the internals (binders, AttrsDescriptor, ASTSource arguments) dri
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import shutil
 import time
@@ -59,6 +60,11 @@ def gpu_target(backend: str, arch: str, warp_size: int) -> Any:
             else f"this Triton build has no {needed} backend"
         )
         raise Unsupported(f"triton {triton.__version__} here cannot build {backend}:{arch}: {hint}")
+    if backend == "xpu" and not level_zero_headers():
+        raise Unsupported(
+            f"triton {triton.__version__} builds xpu:{arch} against the Level Zero headers, which are "
+            "missing here; install them with: apt-get install libze-dev"
+        )
     if backend == "cuda":
         return GPUTarget("cuda", int(arch.removeprefix("sm_")), warp_size)
     if backend == "hip":
@@ -95,6 +101,11 @@ def compiling_for(target: Any) -> Iterator[None]:
     finally:
         with contextlib.suppress(Exception):
             driver.reset_active()
+
+
+def level_zero_headers() -> bool:
+    places = ["/usr/include", "/usr/local/include", *os.environ.get("CPATH", "").split(os.pathsep)]
+    return any(Path(place, "level_zero", "ze_api.h").exists() for place in places if place)
 
 
 def jit_function(fn: Any) -> Any:
