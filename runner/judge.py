@@ -76,7 +76,7 @@ def job_level(outcome: JobOutcome, compile_job: bool) -> Verdict | None:
 
 
 def compile_failures(configs: list[dict[str, Any]]) -> Verdict | None:
-    broken = [c for c in configs if c["status"] != "ok"]
+    broken = [c for c in configs if c["status"] == "compile_error"]
     if not broken:
         return None
     kinds = {failure_kind_of(c["error_type"]) for c in broken}
@@ -101,6 +101,13 @@ def judge_compiles(configs: list[dict[str, Any]]) -> Verdict:
     failed = compile_failures(configs)
     if failed:
         return failed
+    unbuilt = [c for c in configs if c["status"] == "source_only"]
+    if unbuilt:
+        first = unbuilt[0]
+        return Verdict.skip(
+            "the compiler generated source, but the native build failed here, which says more about this "
+            f"machine's toolkit than the compiler: {first['error_type']}: {last_line(first['message'])}"
+        )
     labels = ", ".join(c["label"] for c in configs)
     return Verdict(
         Outcome.PASS,

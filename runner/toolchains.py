@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +33,7 @@ from packaging.specifiers import SpecifierSet
 
 from kregress.jobs import Interpreter, cache_root
 
-ENV_FORMAT = 4  # bump when the layout of an environment or COMPANIONS change: old ones are rebuilt
+ENV_FORMAT = 5  # bump when the layout of an environment or COMPANIONS change: old ones are rebuilt
 META = "kregress-env.json"
 BASE_LAYER = "_kregress_base.pth"
 PROVIDED_BY_KREGRESS = ("torch",)
@@ -54,10 +55,23 @@ class Companion:
 COMPANIONS: tuple[Companion, ...] = (
     Companion("triton", "<3.2", ("numpy<2",),
               why="the interpreters of triton 3.0 and 3.1 store nothing under numpy 2"),
+    Companion("tilelang", ">=0.1.7,<0.1.8", ("apache-tvm-ffi==0.1.6",),
+              why="tilelang 0.1.7.x loads only with apache-tvm-ffi 0.1.6"),
     Companion("triton-xpu", "", ("intel-sycl-rt>=2025.0.0",), (("CC", "g++"),),
               why="the XPU backend builds its helper with the SYCL headers of intel-sycl-rt; built by "
                   "gcc it fails to load (undefined std::ios_base symbol), so g++"),
 )  # fmt: skip
+
+
+# Native libraries some releases (old TileLang) link against and that a CPU machine lacks:
+# the CUDA 12 runtime libraries come from NVIDIA's wheels; the driver gets a stub.
+CUDA_RUNTIME_WHEELS = {
+    "libcudart.so.12": ("nvidia-cuda-runtime-cu12", "nvidia/cuda_runtime/lib"),
+    "libnvrtc.so.12": ("nvidia-cuda-nvrtc-cu12", "nvidia/cuda_nvrtc/lib"),
+}
+CUDA_DRIVER = "libcuda.so.1"
+CUDA_ERROR_NO_DEVICE = 100
+NATIVE_PACKAGES = ("tilelang", "tvm", "tvm_ffi")
 
 
 class ToolchainError(Exception):
@@ -163,7 +177,10 @@ class Environment:
         return dict(self.meta.get("versions", {}))
 
     def interpreter(self) -> Interpreter:
-        return Interpreter(str(self.python), dict(self.meta.get("env", {})), self.toolchain.name)
+        env = {k: v.replace("{root}", str(self.root)) for k, v in self.meta.get("env", {}).items()}
+        if "LD_LIBRARY_PATH" in env and os.environ.get("LD_LIBRARY_PATH"):
+            env["LD_LIBRARY_PATH"] += os.pathsep + os.environ["LD_LIBRARY_PATH"]
+        return Interpreter(str(self.python), env, self.toolchain.name)
 
 
 def tail(text: str, lines: int = 25) -> str:
@@ -218,6 +235,75 @@ print(json.dumps({{"versions": own, "lent": lent}}))
 """
 
 
+def missing_libraries(site: Path, env: dict[str, str] | None = None) -> dict[str, set[Path]]:
+    """Which CUDA libraries the toolchain's native modules need but cannot find, and who needs them."""
+    wanted = {CUDA_DRIVER, *CUDA_RUNTIME_WHEELS}
+    missing: dict[str, set[Path]] = {}
+    for package in NATIVE_PACKAGES:
+        for library in (site / package).rglob("*.so*") if (site / package).is_dir() else ():
+            listed = subprocess.run(
+                ["ldd", str(library)], capture_output=True, text=True, env=env, check=False
+            )
+            for line in listed.stdout.splitlines():
+                name = line.strip().split(" ", 1)[0]
+                if name in wanted and "not found" in line:
+                    missing.setdefault(name, set()).add(library)
+    return missing
+
+
+def build_driver_stub(users: set[Path], folder: Path, toolchain: Toolchain) -> None:
+    """A libcuda.so.1 exporting every driver symbol `users` import, each failing with
+    CUDA_ERROR_NO_DEVICE: enough to load, and honest about there being no GPU."""
+    symbols: set[str] = set()
+    for library in users:
+        command = ["nm", "-D", "--undefined-only", str(library)]
+        listed = subprocess.run(command, capture_output=True, text=True, check=False)
+        symbols |= {
+            parts[-1].split("@", 1)[0]
+            for parts in (line.split() for line in listed.stdout.splitlines())
+            if parts and re.fullmatch(r"cu[A-Z]\w*", parts[-1].split("@", 1)[0])
+        }
+    folder.mkdir(parents=True, exist_ok=True)
+    source = folder / "libcuda_stub.c"
+    source.write_text(
+        "/* No GPU on this machine: every CUDA driver call fails with CUDA_ERROR_NO_DEVICE. */\n"
+        + "".join(f"int {name}(void) {{ return {CUDA_ERROR_NO_DEVICE}; }}\n" for name in sorted(symbols))
+    )
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        raise ToolchainError(
+            f"toolchain {toolchain.name!r}: needs a CUDA driver stub, and no C compiler is here"
+        )
+    run_installer([compiler, "-shared", "-fPIC", "-o", str(folder / CUDA_DRIVER), str(source)],
+                  "building the CUDA driver stub", toolchain)  # fmt: skip
+
+
+def provide_cuda_libraries(
+    toolchain: Toolchain, folder: Path, site: Path, install: list[str], log: Any
+) -> dict:
+    """Install or stub the CUDA libraries the toolchain cannot load; return the variables to set."""
+    missing = missing_libraries(site)
+    if not missing:
+        return {}
+    wheels = [CUDA_RUNTIME_WHEELS[name][0] for name in sorted(missing) if name in CUDA_RUNTIME_WHEELS]
+    if wheels:
+        log(f"{toolchain.name} links against CUDA 12 runtime libraries: installing {' '.join(wheels)}")
+        run_installer([*install, *wheels], "installing CUDA runtime libraries", toolchain)
+    paths = [
+        str(site / CUDA_RUNTIME_WHEELS[name][1]) for name in sorted(missing) if name in CUDA_RUNTIME_WHEELS
+    ]
+    if CUDA_DRIVER in missing:
+        log(f"no CUDA driver here: building a stub {CUDA_DRIVER} for {toolchain.name}")
+        build_driver_stub(missing[CUDA_DRIVER], folder / "kregress-cuda-stub", toolchain)
+        paths.insert(0, str(folder / "kregress-cuda-stub"))
+    library_path = os.pathsep.join([*paths, os.environ.get("LD_LIBRARY_PATH", "")]).rstrip(os.pathsep)
+    still = missing_libraries(site, {**os.environ, "LD_LIBRARY_PATH": library_path})
+    if still:
+        raise ToolchainError(f"toolchain {toolchain.name!r}: still cannot load {', '.join(sorted(still))}")
+    # Paths are written relative to the environment, which is renamed into place after the build.
+    return {"LD_LIBRARY_PATH": os.pathsep.join(p.replace(str(folder), "{root}") for p in paths)}
+
+
 def build(toolchain: Toolchain, folder: Path, log: Any) -> dict[str, Any]:
     """Create the environment in `folder`; return its metadata. Raises ToolchainError."""
     uv = uv_binary()
@@ -256,9 +342,13 @@ def build(toolchain: Toolchain, folder: Path, log: Any) -> dict[str, Any]:
             "--disable-pip-version-check",
             *toolchain.requirements,
         ]
+    install = command[: len(command) - len(toolchain.requirements)]
     command += toolchain.companions()
     run_installer(command, "installing", toolchain)
-    probe = subprocess.run([str(python), "-c", REPORT_VERSIONS], capture_output=True, text=True, check=False)
+    library_env = provide_cuda_libraries(toolchain, folder, site_packages(python), install, log)
+    probe_env = {**os.environ, **{k: v.replace("{root}", str(folder)) for k, v in library_env.items()}}
+    command = [str(python), "-c", REPORT_VERSIONS]
+    probe = subprocess.run(command, capture_output=True, text=True, env=probe_env, check=False)
     if probe.returncode != 0:
         raise ToolchainError(f"toolchain {toolchain.name!r}: the new environment does not start:\n"
                              + tail(probe.stderr))  # fmt: skip
@@ -267,7 +357,7 @@ def build(toolchain: Toolchain, folder: Path, log: Any) -> dict[str, Any]:
         "format": ENV_FORMAT,
         "toolchain": list(toolchain.requirements),
         "companions": toolchain.companions(),
-        "env": toolchain.environment_variables(),
+        "env": {**toolchain.environment_variables(), **library_env},
         "installer": "uv" if uv else "pip",
         **json.loads(probe.stdout),
         "created": now,

@@ -30,3 +30,20 @@ def test_tilelang_ir_and_resources_on_sm_90(tmp_path) -> None:
     assert run.item("atomic_accumulate::numerics-check_accumulate[cpu:interpreter]")["message"].startswith(
         "TileLang has no CPU interpreter"
     )
+
+
+@pytest.mark.slow
+def test_old_tilelang_loads_without_a_gpu_and_is_judged(tmp_path) -> None:
+    """TileLang 0.1.6.post2 links against libcuda.so.1 and CUDA 12 libraries: its environment
+    gets the CUDA 12 runtime wheels and a driver stub, and its generated source is judged."""
+    run = run_corpus(
+        tmp_path,
+        "tilelang/atomic_accumulate",
+        args=("--toolchain", "tilelang==0.1.6.post2", "--target", "cuda:sm_90"),
+    )
+    uses = run.item("atomic_accumulate::uses-atomics[cuda:sm_90]")
+    assert uses["outcome"] == "PASS", run.output[-3000:]
+    assert uses["toolchain"]["tilelang"] == "0.1.6.post2"
+    assert run.item("atomic_accumulate::no-atomics[cuda:sm_90]")["outcome"] == "FAIL"
+    registers = run.item("atomic_accumulate::resource-registers-accumulate[cuda:sm_90]")
+    assert registers["outcome"] == "SKIP"  # that release exposes no PTX: reported, never passed

@@ -1,5 +1,11 @@
 """TileLang: lower a prim_func for a CUDA target, keep the generated CUDA source and PTX, and read
-registers/spills with the ptxas of the CUDA toolkit that produced the PTX."""
+registers/spills with the ptxas of the CUDA toolkit that produced the PTX.
+
+Releases spell the target differently ({"kind": "cuda", "arch": "sm_90"} recently, "cuda -arch=sm_90"
+earlier); each spelling is tried in turn. When TileLang lowers a kernel but nvcc cannot build the
+result here (an old release's templates against a newer CUDA toolkit), the generated source is still
+judged by ir expectations, and `compiles` SKIPs with the reason instead of blaming the compiler.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +18,46 @@ from kregress.adapters import ConfigResult, MeasurementError, Unsupported, ptxas
 
 
 def ptxas_for_toolkit() -> str:
-    found = shutil.which("ptxas") or (
-        "/usr/local/cuda/bin/ptxas" if Path("/usr/local/cuda/bin/ptxas").exists() else None
-    )
+    toolkit = Path("/usr/local/cuda/bin/ptxas")
+    found = shutil.which("ptxas") or (str(toolkit) if toolkit.exists() else None)
     if not found:
         raise Unsupported("TileLang resource figures need the CUDA toolkit's ptxas on PATH")
     return found
+
+
+def target_spellings(arch: str) -> list[Any]:
+    return [{"kind": "cuda", "arch": arch}, f"cuda -arch={arch}"]
+
+
+def rejects_spelling(exc: Exception, spelling: Any) -> bool:
+    """Did the release refuse how the target was written (rather than fail to compile)?"""
+    return str(spelling) in str(exc) or (isinstance(exc, TypeError) and "target" in str(exc).lower())
+
+
+def lowered_source(tilelang: Any, prim_func: Any, arch: str) -> str | None:
+    """The CUDA source TileLang generates, without building it."""
+    try:
+        from tilelang import tvm
+
+        with tvm.target.Target(f"cuda -arch={arch}"):
+            return str(tilelang.lower(prim_func).kernel_source)
+    except Exception:
+        return None
+
+
+def compile_with_some_spelling(tilelang: Any, kernel: Any, arch: str) -> Any:
+    options = {"pass_configs": dict(kernel.pass_configs)} if kernel.pass_configs else {}
+    last: Exception | None = None
+    for spelling in target_spellings(arch):
+        try:
+            return tilelang.compile(kernel.build(), target=spelling, **options)
+        except Exception as exc:
+            if not rejects_spelling(exc, spelling):
+                raise
+            last = exc
+    raise Unsupported(
+        f"tilelang {tilelang.__version__} accepts none of the target spellings for {arch}: {last}"
+    )
 
 
 def compile_kernel(kernel: Any, target_spec: dict[str, Any], out_dir: Path) -> list[ConfigResult]:
@@ -34,16 +74,17 @@ def compile_kernel(kernel: Any, target_spec: dict[str, Any], out_dir: Path) -> l
     started = time.perf_counter()
     arch = target_spec["arch"]
     try:
-        compiled = tilelang.compile(
-            kernel.build(), target={"kind": "cuda", "arch": arch}, pass_configs=dict(kernel.pass_configs)
-        )
+        compiled = compile_with_some_spelling(tilelang, kernel, arch)
         source = compiled.get_kernel_source()
+    except Unsupported:
+        raise
     except Exception as exc:
-        result.status, result.error_type, result.message = (
-            "compile_error",
-            type(exc).__name__,
-            str(exc)[-4000:],
-        )
+        source = lowered_source(tilelang, kernel.build(), arch)
+        result.status = "source_only" if source is not None else "compile_error"
+        result.error_type, result.message = type(exc).__name__, str(exc)[-4000:]
+        if source is not None:
+            (out_dir / "config0.cuda_source").write_text(source)
+            result.ir["cuda_source"] = "config0.cuda_source"
         result.seconds = time.perf_counter() - started
         return [result]
     (out_dir / "config0.cuda_source").write_text(source)
