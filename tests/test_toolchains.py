@@ -159,20 +159,28 @@ def test_list_and_prune(tmp_path: Path, offline_index: Path) -> None:
     assert cache.entries() == []
 
 
-@pytest.mark.slow
-def test_cases_run_inside_real_triton_releases(tmp_path: Path) -> None:
-    """Two real Triton releases from PyPI: each run records the version that judged it."""
+def test_a_toolchain_that_cannot_install_stops_the_run(tmp_path: Path, offline_index: Path) -> None:
+    """Exit 3 (infrastructure), the spec named, the installer's own last lines shown."""
     from conftest import run_corpus
 
-    seen = {}
-    for version in ("3.2.0", "3.9.0"):
-        run = run_corpus(
-            tmp_path / version,
-            "kinds/vector_add",
-            args=("--toolchain", f"triton=={version}", "--target", "cuda:sm_90", "-k", "compiles"),
-        )
-        item = run.item("vector_add::compiles-add[cuda:sm_90]")
+    run = run_corpus(tmp_path, "kinds/vector_add", args=("--toolchain", "fakecc==9.9"),
+                     env={"KREGRESS_CACHE_DIR": str(tmp_path / "cache")})  # fmt: skip
+    assert run.returncode == 3
+    assert "kregress: toolchain 'fakecc==9.9': installing failed" in run.output
+    assert "fakecc" in run.output.split("installing failed", 1)[1]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("version", ["3.0.0", "3.2.0", "3.5.1", "3.9.0"])
+def test_cases_run_inside_real_triton_releases(tmp_path: Path, version: str) -> None:
+    """Real Triton releases from PyPI, 3.0 to the newest: compiled for sm_90 and run on the
+    interpreter inside each, every record naming the version that judged it."""
+    from conftest import run_corpus
+
+    run = run_corpus(tmp_path, "kinds/vector_add", args=("--toolchain", f"triton=={version}", "--target",
+                     "cuda:sm_90", "--target", "cpu:interpreter", "-k", "compiles or numerics"))  # fmt: skip
+    for name in ("vector_add::compiles-add[cuda:sm_90]", "vector_add::numerics-check_add[cpu:interpreter]"):
+        item = run.item(name)
         assert item["outcome"] == "PASS", run.output[-3000:]
-        seen[version] = item["toolchain"]["triton"]
-        assert run.document["toolchain"] == f"triton=={version}"
-    assert seen == {"3.2.0": "3.2.0", "3.9.0": "3.9.0"}
+        assert item["toolchain"]["triton"] == version
+    assert run.document["toolchain"] == f"triton=={version}"
