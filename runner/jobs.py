@@ -160,9 +160,11 @@ class ForkServerGone(Exception):
 class ForkServer:
     """Client of `python -m kregress.zygote` (see there): one per interpreter per process."""
 
-    def __init__(self, interpreter: Interpreter, startup_timeout: float = 300.0) -> None:
+    def __init__(self, interpreter: Interpreter, interpret: bool, startup_timeout: float = 300.0) -> None:
         python = interpreter.python
         env = child_environment(interpreter)
+        if interpret:  # triton.language's own @jit helpers (tl.cdiv, ...) are made at import
+            env["TRITON_INTERPRET"] = "1"
         self.process = subprocess.Popen(
             [python, "-m", "kregress.zygote"],
             stdin=subprocess.PIPE,
@@ -218,13 +220,15 @@ class ForkServer:
 FORK_SERVERS: dict[str, ForkServer | None] = {}
 
 
-def fork_server(interpreter: Interpreter) -> ForkServer | None:
-    if interpreter.key not in FORK_SERVERS:
+def fork_server(interpreter: Interpreter, interpret: bool) -> ForkServer | None:
+    """One per interpreter and mode: Triton decides at import whether its helpers are interpreted."""
+    key = f"{interpreter.key}|interpret={interpret}"
+    if key not in FORK_SERVERS:
         try:
-            FORK_SERVERS[interpreter.key] = ForkServer(interpreter)
+            FORK_SERVERS[key] = ForkServer(interpreter, interpret)
         except (ForkServerGone, TimeoutError, OSError):
-            FORK_SERVERS[interpreter.key] = None
-    return FORK_SERVERS[interpreter.key]
+            FORK_SERVERS[key] = None
+    return FORK_SERVERS[key]
 
 
 @atexit.register
@@ -271,13 +275,14 @@ def run_job(
     started = time.perf_counter()
     interpreter = interpreter or Interpreter()
     env = job.environment(interpreter)
-    server = fork_server(interpreter) if use_fork_server else None
+    interpret = job.target.kind == "interpreter"
+    server = fork_server(interpreter, interpret) if use_fork_server else None
     try:
         if server is None:
             raise ForkServerGone("not used")
         returncode = server.run(job_file, env, log_path, timeout)
     except ForkServerGone:
-        FORK_SERVERS.pop(interpreter.key, None)
+        FORK_SERVERS.pop(f"{interpreter.key}|interpret={interpret}", None)
         (folder / "result.json").unlink(missing_ok=True)
         started = time.perf_counter()
         returncode = run_in_fresh_interpreter(interpreter.python, job_file, env, log_path, timeout)

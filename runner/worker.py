@@ -136,13 +136,16 @@ def run_perf(repro: Any, job: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_job(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
-    repro = load_repro(Path(job["repro"]))
     result: dict[str, Any] = {"status": "ok"}
     if job["kind"] == "compile":
-        kernel = attribute(repro, job["attr"], "kernel")
-        configs = adapter_for(job["framework"]).compile_kernel(kernel, job["target"], out_dir)
+        adapter = adapter_for(job["framework"])
+        with adapter.compile_session(job["target"]) as target:
+            kernel = attribute(load_repro(Path(job["repro"])), job["attr"], "kernel")
+            configs = adapter.compile_kernel(kernel, target, out_dir)
         result["configs"] = [dataclasses.asdict(c) for c in configs]
-    elif job["kind"] == "numerics":
+        return result
+    repro = load_repro(Path(job["repro"]))
+    if job["kind"] == "numerics":
         result["numerics"] = run_numerics(repro, job, out_dir)
     elif job["kind"] == "perf":
         result["perf"] = run_perf(repro, job)

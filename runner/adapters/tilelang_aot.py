@@ -9,8 +9,10 @@ judged by ir expectations, and `compiles` SKIPs with the reason instead of blami
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,15 +62,22 @@ def compile_with_some_spelling(tilelang: Any, kernel: Any, arch: str) -> Any:
     )
 
 
-def compile_kernel(kernel: Any, target_spec: dict[str, Any], out_dir: Path) -> list[ConfigResult]:
+@contextlib.contextmanager
+def compile_session(target_spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """Refuse early what cannot be built here; the repro is imported inside."""
     if target_spec["backend"] != "cuda":
         raise Unsupported(f"the TileLang adapter builds CUDA targets only, not {target_spec['name']}")
     try:
-        import tilelang
+        import tilelang  # noqa: F401
     except ImportError as exc:
         raise Unsupported(f"tilelang is not installed in this environment ({exc})") from None
     if shutil.which("nvcc") is None:
         raise Unsupported("TileLang compiles CUDA with nvcc, which is not on PATH")
+    yield target_spec
+
+
+def compile_kernel(kernel: Any, target_spec: dict[str, Any], out_dir: Path) -> list[ConfigResult]:
+    import tilelang
 
     result = ConfigResult(label="default")
     started = time.perf_counter()

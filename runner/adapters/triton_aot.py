@@ -90,6 +90,14 @@ class AheadOfTimeDriver:
     def is_active(self) -> bool:
         return True
 
+    def get_benchmarker(self) -> Any:
+        """Autotuners ask for this when they are created (triton <= 3.3); it never runs here."""
+
+        def no_device(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("no device: kregress compiles ahead of time and benchmarks nothing")
+
+        return no_device
+
 
 @contextlib.contextmanager
 def compiling_for(target: Any) -> Iterator[None]:
@@ -250,40 +258,48 @@ def measure(compiled: Any, target: Any) -> tuple[dict[str, int], dict[str, Any]]
     return metrics, artifacts
 
 
-def compile_kernel(kernel: Any, target_spec: dict[str, Any], out_dir: Path) -> list[ConfigResult]:
+@contextlib.contextmanager
+def compile_session(target_spec: dict[str, Any]) -> Iterator[Any]:
+    """Install the stand-in driver before the repro is imported (some releases' autotuners ask the
+    driver for a benchmarker at import) and make sure this toolchain can build the target at all."""
     target = gpu_target(target_spec["backend"], target_spec["arch"], target_spec["warp_size"])
-    fn = jit_function(kernel.fn)
-    rules = heuristics_of(kernel.fn)
-    results = []
     with compiling_for(target):
         probe(target)
-        if not kernel.specialize:
-            without_specialization(fn)
-        for index, config in enumerate(configs_of(kernel)):
-            result = ConfigResult(label=config_label(config))
-            launch = {**kernel.args(), **config}
-            for name, rule in rules.items():
-                launch.setdefault(name, rule(launch))
-            started = time.perf_counter()
+        yield target
+
+
+def compile_kernel(kernel: Any, target: Any, out_dir: Path) -> list[ConfigResult]:
+    """Compile every config of the kernel inside a compile_session for `target`."""
+    fn = jit_function(kernel.fn)
+    rules = heuristics_of(kernel.fn)
+    if not kernel.specialize:
+        without_specialization(fn)
+    results = []
+    for index, config in enumerate(configs_of(kernel)):
+        result = ConfigResult(label=config_label(config))
+        launch = {**kernel.args(), **config}
+        for name, rule in rules.items():
+            launch.setdefault(name, rule(launch))
+        started = time.perf_counter()
+        try:
+            compiled = fn.warmup(grid=(1,), **launch)
+        except Exception as exc:  # the compiler under test failed: that is data, not a harness error
+            result.status = "compile_error"
+            result.error_type = type(exc).__name__
+            result.message = str(exc)[-4000:]
+        else:
             try:
-                compiled = fn.warmup(grid=(1,), **launch)
-            except Exception as exc:  # the compiler under test failed: that is data, not a harness error
-                result.status = "compile_error"
-                result.error_type = type(exc).__name__
-                result.message = str(exc)[-4000:]
-            else:
-                try:
-                    result.metrics, result.artifacts = measure(compiled, target)
-                except Exception as exc:  # reading the figures failed: never blame the compiler for it
-                    raise MeasurementError(f"[{result.label}] {type(exc).__name__}: {exc}") from exc
-                for stage in TEXT_STAGES:
-                    text = compiled.asm.get(stage)
-                    if isinstance(text, str):
-                        name = f"config{index}.{stage}"
-                        (out_dir / name).write_text(text)
-                        result.ir[stage] = name
-            result.seconds = time.perf_counter() - started
-            results.append(result)
+                result.metrics, result.artifacts = measure(compiled, target)
+            except Exception as exc:  # reading the figures failed: never blame the compiler for it
+                raise MeasurementError(f"[{result.label}] {type(exc).__name__}: {exc}") from exc
+            for stage in TEXT_STAGES:
+                text = compiled.asm.get(stage)
+                if isinstance(text, str):
+                    name = f"config{index}.{stage}"
+                    (out_dir / name).write_text(text)
+                    result.ir[stage] = name
+        result.seconds = time.perf_counter() - started
+        results.append(result)
     return results
 
 
