@@ -241,15 +241,14 @@ class CaseFile(pytest.File):
 
 def plan(case: Case, expectation: Expectation, target: Target) -> tuple[bool, str | None]:
     """Whether an item exists for this pair, and why it skips if it does. Pure."""
-    if (expectation.kind in COMPILE_KINDS) != (target.kind == "compile"):
-        if not (isinstance(expectation, Perf) and target.kind == "interpreter"):
-            return False, None
-        if not expectation.targets or not expectation.applies_to(target.name):
-            return (
-                True,
-                "perf is timed on a real device; list cpu:interpreter in the expectation's "
-                "targets to time interpreter runs",
+    if isinstance(expectation, Perf) and target.kind == "interpreter":
+        if not (expectation.targets and expectation.applies_to(target.name)):
+            return True, (
+                "perf is timed on a real device; list cpu:interpreter in the expectation's targets to time "
+                "interpreter runs"
             )
+    elif (expectation.kind in COMPILE_KINDS) != (target.kind == "compile"):
+        return False, None
     if not expectation.applies_to(target.name):
         return True, f"the case limits this expectation to {', '.join(expectation.targets or [])}"
     framework = case.manifest.framework

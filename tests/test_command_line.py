@@ -95,3 +95,13 @@ def test_markdown_summary_goes_to_the_step_summary_and_junit_has_the_record(tmp_
     junit = ElementTree.parse(tmp_path / "junit.xml").getroot()
     records = [json.loads(p.get("value")) for p in junit.iter("property") if p.get("name") == "kregress"]
     assert any(r.get("outcome") == "PASS" and r["kind"] == "numerics" for r in records)
+
+
+def test_perf_skips_on_the_interpreter_unless_the_case_asks(tmp_path: Path) -> None:
+    """A perf expectation with no targets must not time interpreter runs (a GEMM there takes minutes)."""
+    work = copy_corpus(tmp_path, "kinds/vector_add")
+    manifest = work / "corpus" / "vector_add" / "case.toml"
+    manifest.write_text(manifest.read_text().replace('targets = ["cpu:interpreter"]\n', ""))
+    done = pytest_in(work, "corpus", "-k", "perf", "-rs", "-q")
+    assert "1 skipped" in done.stdout, done.stdout
+    assert "perf is timed on a real device" in done.stdout
