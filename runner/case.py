@@ -18,12 +18,14 @@ class TritonKernel:
     `args()` returns the arguments of a real launch (tensors may be small CPU tensors: only their
     dtype and alignment matter), so ahead-of-time compiles get the same specialization
     (divisibility by 16, constants) as the JIT would. Every config is judged: `configs` if given,
-    otherwise the autotuner's, otherwise one default config.
+    otherwise the autotuner's, otherwise one default config. Configs may be scoped per backend,
+    `{"xpu": [...], "cuda": [...]}`, when one backend's config cannot exist on another (32 warps
+    of 32 threads leave a CUDA thread 64 registers); a backend without any is a SKIP.
     """
 
     fn: Any
     args: Callable[[], Mapping[str, Any]]
-    configs: Sequence[Mapping[str, Any]] | None = None
+    configs: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Mapping[str, Any]]] | None = None
     specialize: bool = True
 
 

@@ -132,10 +132,16 @@ def heuristics_of(fn: Any) -> dict[str, Any]:
     return rules
 
 
-def configs_of(kernel: Any) -> list[dict[str, Any]]:
-    """Every config to judge: the case's own list, else the autotuner's (all of them), else one."""
-    if kernel.configs is not None:
-        return [dict(c.all_kwargs()) if hasattr(c, "all_kwargs") else dict(c) for c in kernel.configs]
+def configs_of(kernel: Any, backend: str) -> list[dict[str, Any]]:
+    """Every config to judge: the case's own list (for this backend, if scoped), else the
+    autotuner's (all of them), else one."""
+    configs = kernel.configs
+    if isinstance(configs, dict):
+        if backend not in configs:
+            raise Unsupported(f"the case gives no config for {backend} (it has: {', '.join(configs)})")
+        configs = configs[backend]
+    if configs is not None:
+        return [config_kwargs(c) if hasattr(c, "kwargs") else dict(c) for c in configs]
     wrapper = kernel.fn
     while not hasattr(wrapper, "params"):
         if hasattr(wrapper, "configs"):
@@ -275,7 +281,7 @@ def compile_kernel(kernel: Any, target: Any, out_dir: Path) -> list[ConfigResult
     if not kernel.specialize:
         without_specialization(fn)
     results = []
-    for index, config in enumerate(configs_of(kernel)):
+    for index, config in enumerate(configs_of(kernel, target.backend)):
         result = ConfigResult(label=config_label(config))
         launch = {**kernel.args(), **config}
         for name, rule in rules.items():
