@@ -16,11 +16,11 @@ import pytest
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
 
-def make_wheel(folder: Path, name: str = "fakecc", version: str = "1.0") -> Path:
+def make_wheel(folder: Path, name: str = "fakecc", version: str = "1.0", init: str | None = None) -> Path:
     """A tiny real wheel: a stand-in compiler package whose module reports its version."""
     folder.mkdir(parents=True, exist_ok=True)
     files = {
-        f"{name}/__init__.py": f'__version__ = "{version}"\n',
+        f"{name}/__init__.py": init if init is not None else f'__version__ = "{version}"\n',
         f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
         f"{name}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
         "Tag: py3-none-any\n",
@@ -168,6 +168,21 @@ def test_a_toolchain_that_cannot_install_stops_the_run(tmp_path: Path, offline_i
     assert run.returncode == 3
     assert "kregress: toolchain 'fakecc==9.9': installing failed" in run.output
     assert "fakecc" in run.output.split("installing failed", 1)[1]
+
+
+def test_a_compiler_that_cannot_import_here_is_a_skip(tmp_path: Path, offline_index: Path) -> None:
+    """Like triton-xpu 3.0.0b2, which downloads at import: SKIP with the reason, never CRASH/FAIL."""
+    from conftest import run_corpus
+
+    failing_import = "import urllib.error\nraise urllib.error.URLError('Name or service not known')\n"
+    make_wheel(offline_index, name="triton", version="0.0.1", init=failing_import)
+    args = ("--toolchain", "triton==0.0.1", "--target", "cuda:sm_90", "-k", "compiles")
+    run = run_corpus(
+        tmp_path, "kinds/vector_add", args=args, env={"KREGRESS_CACHE_DIR": str(tmp_path / "cache")}
+    )
+    item = run.item("vector_add::compiles-add[cuda:sm_90]")
+    assert item["outcome"] == "SKIP", run.output[-3000:]
+    assert item["message"].startswith("triton in this toolchain does not import here: URLError")
 
 
 @pytest.mark.slow

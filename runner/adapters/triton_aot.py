@@ -268,6 +268,12 @@ def measure(compiled: Any, target: Any) -> tuple[dict[str, int], dict[str, Any]]
 def compile_session(target_spec: dict[str, Any]) -> Iterator[Any]:
     """Install the stand-in driver before the repro is imported (some releases' autotuners ask the
     driver for a benchmarker at import) and make sure this toolchain can build the target at all."""
+    try:
+        import triton  # noqa: F401
+    except Exception as exc:  # e.g. triton-xpu 3.0.0b2 downloads at import, and there is no network
+        raise Unsupported(
+            f"triton in this toolchain does not import here: {type(exc).__name__}: {exc}"
+        ) from None
     target = gpu_target(target_spec["backend"], target_spec["arch"], target_spec["warp_size"])
     with compiling_for(target):
         probe(target)
