@@ -31,7 +31,7 @@ from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
-from kregress.jobs import Interpreter, cache_root
+from kregress.jobs import Interpreter, cache_root, tail
 
 ENV_FORMAT = 5  # bump when the layout of an environment or COMPANIONS change: old ones are rebuilt
 META = "kregress-env.json"
@@ -39,6 +39,7 @@ BASE_LAYER = "_kregress_base.pth"
 PROVIDED_BY_KREGRESS = ("torch",)
 MODULES_TO_REPORT = ("triton", "torch", "tilelang", "numpy")
 INSTALL_TIMEOUT = 1800
+INSTALLER_LINES = 25  # of the installer's output shown when it fails
 
 
 @dataclass(frozen=True)
@@ -183,10 +184,6 @@ class Environment:
         return Interpreter(str(self.python), env, self.toolchain.name)
 
 
-def tail(text: str, lines: int = 25) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
-
-
 def run_installer(
     command: list[str], what: str, toolchain: Toolchain, env: dict[str, str] | None = None
 ) -> None:
@@ -198,7 +195,7 @@ def run_installer(
     if done.returncode != 0:
         raise ToolchainError(
             f"toolchain {toolchain.name!r}: {what} failed (exit {done.returncode}):\n"
-            + tail(done.stdout + done.stderr)
+            + tail(done.stdout + done.stderr, INSTALLER_LINES)
         )
 
 
@@ -351,7 +348,7 @@ def build(toolchain: Toolchain, folder: Path, log: Any) -> dict[str, Any]:
     probe = subprocess.run(command, capture_output=True, text=True, env=probe_env, check=False)
     if probe.returncode != 0:
         raise ToolchainError(f"toolchain {toolchain.name!r}: the new environment does not start:\n"
-                             + tail(probe.stderr))  # fmt: skip
+                             + tail(probe.stderr, INSTALLER_LINES))  # fmt: skip
     now = time.time()
     return {
         "format": ENV_FORMAT,

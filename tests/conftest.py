@@ -77,6 +77,17 @@ def run_corpus(
     return CorpusRun(done.returncode, done.stdout + done.stderr, document)
 
 
+def run_written_case(
+    tmp_path: Path, name: str, repro: str, manifest: str, args: tuple[str, ...]
+) -> CorpusRun:
+    """Judge a case written by the test itself (e.g. a corpus repro plus a control manifest)."""
+    case = tmp_path / "work" / "corpus" / name
+    case.mkdir(parents=True)
+    (case / "repro.py").write_text(repro)
+    (case / "case.toml").write_text(manifest)
+    return run_corpus(tmp_path, args=args)
+
+
 @pytest.fixture
 def corpus_runner(tmp_path: Path):
     return lambda *corpora, args=(), env=None: run_corpus(tmp_path, *corpora, args=args, env=env)

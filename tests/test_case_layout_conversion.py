@@ -4,15 +4,11 @@ memory limit; the block-pointer form holds both."""
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, CorpusRun
+from conftest import REPO, run_written_case
 
 CONTROL = r"""
 title = "layout_conversion_smem with D through a tensor of pointers"
@@ -43,17 +39,8 @@ metric = "shared_bytes"
 
 @pytest.mark.slow
 def test_tensor_of_pointers_for_d_fails_on_xpu(tmp_path: Path) -> None:
-    case = tmp_path / "corpus" / "layout_conversion_control"
-    case.mkdir(parents=True)
-    shutil.copy(REPO / "corpus" / "layout_conversion_smem" / "repro.py", case / "repro.py")
-    (case / "case.toml").write_text(CONTROL)
-    report = tmp_path / "results.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "-q", "--target", "xpu:pvc",
-         "--kregress-json", str(report)],
-        cwd=tmp_path, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    run = CorpusRun(done.returncode, done.stdout + done.stderr, json.loads(report.read_text()))
+    repro = (REPO / "corpus" / "layout_conversion_smem" / "repro.py").read_text()
+    run = run_written_case(tmp_path, "layout_conversion_control", repro, CONTROL, ("--target", "xpu:pvc"))
     conversion = run.item("layout_conversion_control::no-conversion-pointers[xpu:pvc]")
     if conversion["outcome"] == "SKIP":
         pytest.skip(f"xpu:pvc not buildable here: {conversion['message']}")

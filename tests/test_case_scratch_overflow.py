@@ -3,14 +3,11 @@ spills FAILS a spill bound with the measured bytes; with enough warps it holds."
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import REPO, CorpusRun
+from conftest import REPO, run_written_case
 
 CONTROL = """
 title = "scratch_overflow forced to spill"
@@ -43,21 +40,8 @@ eight_warps = TritonKernel(wy_repr_bwd_kernel, args=launch_args, configs=[{"num_
 
 @pytest.mark.slow
 def test_forced_spilling_config_fails_with_its_bytes(tmp_path: Path) -> None:
-    import json
-
-    case = tmp_path / "corpus" / "scratch_overflow_forced"
-    case.mkdir(parents=True)
-    shutil.copy(REPO / "corpus" / "scratch_overflow" / "repro.py", case / "repro.py")
-    with (case / "repro.py").open("a") as repro:
-        repro.write(FORCED)
-    (case / "case.toml").write_text(CONTROL)
-    report = tmp_path / "results.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "-q", "--target", "cuda:sm_90",
-         "--kregress-json", str(report)],
-        cwd=tmp_path, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    run = CorpusRun(done.returncode, done.stdout + done.stderr, json.loads(report.read_text()))
+    repro = (REPO / "corpus" / "scratch_overflow" / "repro.py").read_text() + FORCED
+    run = run_written_case(tmp_path, "scratch_overflow_forced", repro, CONTROL, ("--target", "cuda:sm_90"))
     spilling = run.item("scratch_overflow_forced::one-warp-spills[cuda:sm_90]")
     assert spilling["outcome"] == "FAIL", run.output[-3000:]
     measured = spilling["measured"]["spill_bytes"]["num_warps=1"]
