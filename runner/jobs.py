@@ -220,9 +220,13 @@ class ForkServer:
 FORK_SERVERS: dict[str, ForkServer | None] = {}
 
 
+def fork_server_key(interpreter: Interpreter, interpret: bool) -> str:
+    """One server per interpreter and mode: Triton decides at import whether its helpers are interpreted."""
+    return f"{interpreter.key}|interpret={interpret}"
+
+
 def fork_server(interpreter: Interpreter, interpret: bool) -> ForkServer | None:
-    """One per interpreter and mode: Triton decides at import whether its helpers are interpreted."""
-    key = f"{interpreter.key}|interpret={interpret}"
+    key = fork_server_key(interpreter, interpret)
     if key not in FORK_SERVERS:
         try:
             FORK_SERVERS[key] = ForkServer(interpreter, interpret)
@@ -282,7 +286,7 @@ def run_job(
             raise ForkServerGone("not used")
         returncode = server.run(job_file, env, log_path, timeout)
     except ForkServerGone:
-        FORK_SERVERS.pop(f"{interpreter.key}|interpret={interpret}", None)
+        FORK_SERVERS.pop(fork_server_key(interpreter, interpret), None)
         (folder / "result.json").unlink(missing_ok=True)
         started = time.perf_counter()
         returncode = run_in_fresh_interpreter(interpreter.python, job_file, env, log_path, timeout)

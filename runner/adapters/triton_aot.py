@@ -15,6 +15,7 @@ import re
 import shutil
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -116,23 +117,27 @@ def level_zero_headers() -> bool:
     return any(Path(place, "level_zero", "ze_api.h").exists() for place in places if place)
 
 
-def jit_function(fn: Any) -> Any:
-    """Unwrap @autotune / @heuristics down to the JITFunction."""
-    while not hasattr(fn, "params") and hasattr(fn, "fn"):
-        fn = fn.fn
-    return fn
+@dataclass
+class Unwrapped:
+    """A kernel as the case wrote it, taken apart once: the JITFunction under any @autotune and
+    @heuristics, the heuristics' rules (constexprs computed from the args), the autotune configs."""
+
+    fn: Any
+    rules: dict[str, Any] = field(default_factory=dict)
+    autotune_configs: list[Any] | None = None
 
 
-def heuristics_of(fn: Any) -> dict[str, Any]:
-    """The @triton.heuristics rules wrapped around the kernel: constexprs computed from the args."""
-    rules: dict[str, Any] = {}
-    while not hasattr(fn, "params") and hasattr(fn, "fn"):
-        rules.update(getattr(fn, "values", {}) or {})
-        fn = fn.fn
-    return rules
+def unwrap(kernel_fn: Any) -> Unwrapped:
+    found = Unwrapped(kernel_fn)
+    while not hasattr(found.fn, "params") and hasattr(found.fn, "fn"):
+        found.rules.update(getattr(found.fn, "values", {}) or {})
+        if found.autotune_configs is None and hasattr(found.fn, "configs"):
+            found.autotune_configs = list(found.fn.configs)
+        found.fn = found.fn.fn
+    return found
 
 
-def configs_of(kernel: Any, backend: str) -> list[dict[str, Any]]:
+def configs_of(kernel: Any, autotune_configs: list[Any] | None, backend: str) -> list[dict[str, Any]]:
     """Every config to judge: the case's own list (for this backend, if scoped), else the
     autotuner's (all of them), else one."""
     configs = kernel.configs
@@ -142,11 +147,8 @@ def configs_of(kernel: Any, backend: str) -> list[dict[str, Any]]:
         configs = configs[backend]
     if configs is not None:
         return [config_kwargs(c) if hasattr(c, "kwargs") else dict(c) for c in configs]
-    wrapper = kernel.fn
-    while not hasattr(wrapper, "params"):
-        if hasattr(wrapper, "configs"):
-            return [config_kwargs(c) for c in wrapper.configs]
-        wrapper = wrapper.fn
+    if autotune_configs is not None:
+        return [config_kwargs(c) for c in autotune_configs]
     return [{}]
 
 
@@ -282,12 +284,12 @@ def compile_session(target_spec: dict[str, Any]) -> Iterator[Any]:
 
 def compile_kernel(kernel: Any, target: Any, out_dir: Path) -> list[ConfigResult]:
     """Compile every config of the kernel inside a compile_session for `target`."""
-    fn = jit_function(kernel.fn)
-    rules = heuristics_of(kernel.fn)
+    unwrapped = unwrap(kernel.fn)
+    fn, rules = unwrapped.fn, unwrapped.rules
     if not kernel.specialize:
         without_specialization(fn)
     results = []
-    for index, config in enumerate(configs_of(kernel, target.backend)):
+    for index, config in enumerate(configs_of(kernel, unwrapped.autotune_configs, target.backend)):
         result = ConfigResult(label=config_label(config))
         launch = {**kernel.args(), **config}
         for name, rule in rules.items():
