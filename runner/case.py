@@ -21,12 +21,16 @@ class TritonKernel:
     otherwise the autotuner's, otherwise one default config. Configs may be scoped per backend,
     `{"xpu": [...], "cuda": [...]}`, when one backend's config cannot exist on another (32 warps
     of 32 threads leave a CUDA thread 64 registers); a backend without any is a SKIP.
+
+    `cold_cache` compiles each config into an empty cache, so every tool the compiler runs (ptxas,
+    ocloc) really runs and is seen, then compiles it again to report whether that was a cache hit.
     """
 
     fn: Any
     args: Callable[[], Mapping[str, Any]]
     configs: Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Mapping[str, Any]]] | None = None
     specialize: bool = True
+    cold_cache: bool = False
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ ARTIFACT_MISMATCH.
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -200,30 +201,49 @@ def judge_ir(exp: Ir, target: Target, configs: list[dict[str, Any]], folder: Pat
 
 
 def judge_artifact(exp: Artifact, target: Target, configs: list[dict[str, Any]]) -> Verdict:
+    if exp.where:
+        configs = [c for c in configs if all(c.get("options", {}).get(k) == v for k, v in exp.where.items())]
+        if not configs:
+            wanted = ", ".join(f"{k}={v}" for k, v in exp.where.items())
+            return Verdict.skip(f"no config of {exp.kernel} on {target.name} has {wanted}")
     failed = compile_failures(configs)
     if failed:
         return failed
     values = {c["label"]: c["artifacts"].get(exp.property) for c in configs}
-    if any(v is None for v in values.values()):
+    missing = [c for c in configs if c["artifacts"].get(exp.property) is None]
+    if missing:
+        reasons = {c.get("unavailable", {}).get(exp.property) for c in missing} - {None}
+        if reasons:
+            return Verdict.skip(f"{target.name}: " + "; ".join(sorted(reasons)))
         known = sorted({k for c in configs for k, v in c["artifacts"].items() if v is not None})
         return Verdict.skip(
             f"{target.name} does not report {exp.property!r} with this toolchain "
             f"(it reports: {', '.join(known)})"
         )
-    problems = []
-    for label, value in values.items():
+    checks = [("equals", exp.equals), ("contains", exp.contains), ("not_contains", exp.not_contains)]
+    problems, limits = [], {}
+    for config in configs:
+        label, value = config["label"], config["artifacts"][exp.property]
         text = " ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
-        if exp.equals is not None and value != exp.equals and text != str(exp.equals):
-            problems.append(f"[{label}] {exp.property} is {value!r}, expected {exp.equals!r}")
-        if exp.contains is not None and exp.contains not in text:
-            problems.append(f"[{label}] {exp.property} {text!r} does not contain {exp.contains!r}")
-        if exp.not_contains is not None and exp.not_contains in text:
-            problems.append(f"[{label}] {exp.property} {text!r} contains {exp.not_contains!r}")
-    limit = {
-        k: v
-        for k, v in (("equals", exp.equals), ("contains", exp.contains), ("not_contains", exp.not_contains))
-        if v is not None
-    }
+        for check, wanted in checks:
+            if wanted is None:
+                continue
+            resolved, unknown = resolve_template(wanted, target, config["artifacts"])
+            if unknown:
+                return Verdict.error(
+                    f"expectation {check} = {wanted!r} names {unknown}, which is neither {{arch}} nor an "
+                    f"artifact property of {label} (it has: {', '.join(sorted(config['artifacts']))})"
+                )
+            limits.setdefault(check, {})[label] = resolved
+            shown = f"{resolved!r}" + (f" (= {wanted})" if resolved != wanted else "")
+            if check == "equals" and value != resolved and text != str(resolved):
+                problems.append(f"[{label}] {exp.property} is {value!r}, expected {shown}")
+            if check == "contains" and str(resolved) not in text:
+                problems.append(f"[{label}] {exp.property} {text!r} does not contain {shown}")
+            if check == "not_contains" and str(resolved) in text:
+                problems.append(f"[{label}] {exp.property} {text!r} contains {shown}")
+    limit = {check: next(iter(v.values())) if len(set(map(str, v.values()))) == 1 else v
+             for check, v in limits.items()}  # fmt: skip
     if problems:
         return Verdict(
             Outcome.FAIL,
@@ -238,6 +258,20 @@ def judge_artifact(exp: Artifact, target: Target, configs: list[dict[str, Any]])
         measured={exp.property: values},
         limit=limit,
     )
+
+
+def resolve_template(wanted: Any, target: Target, artifacts: dict[str, Any]) -> tuple[Any, str | None]:
+    """Fill `{arch}` and `{property}` placeholders; the name of an unknown one comes back instead."""
+    if not isinstance(wanted, str) or "{" not in wanted:
+        return wanted, None
+    fields = {**{k: v for k, v in artifacts.items() if v is not None}, "arch": target.arch}
+    names = [name for _, name, _, _ in string.Formatter().parse(wanted) if name is not None]
+    unknown = next((f"{{{n}}}" for n in names if n not in fields), None)
+    if unknown:
+        return wanted, unknown
+    if len(names) == 1 and wanted == f"{{{names[0]}}}":
+        return fields[names[0]], None
+    return wanted.format_map(fields), None
 
 
 def judge_numerics(exp: Numerics, folder: Path, arrays_file: str) -> Verdict:

@@ -143,18 +143,25 @@ class Perf(ExpectationBase):
 
 
 class Artifact(ExpectationBase):
-    """A property of the compiled artifact (binary kind, arch, build flags, registers)."""
+    """A property of the compiled artifact (binary kind, arch, build flags, registers).
+
+    `where` limits the check to configs whose options match (`{ grf_mode = "large" }`). In
+    equals/contains/not_contains, `{arch}` stands for the target's arch and `{name}` for another
+    artifact property of the same config, so one measured value can be held against another.
+    """
 
     kind: Literal["artifact"]
     kernel: str
     property: str
+    where: dict[str, str | int | bool | float] | None = None
     equals: str | int | bool | None = None
     contains: str | None = None
     not_contains: str | None = None
 
     @property
     def subject(self) -> str:
-        return f"{self.property}-{self.kernel}"
+        scope = "".join(f"-{k}-{v}" for k, v in (self.where or {}).items())
+        return f"{self.property}-{self.kernel}{scope}"
 
     @model_validator(mode="after")
     def _one_check(self) -> Artifact:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
@@ -23,6 +23,9 @@ class Target(Strict):
     warp_size: int | None = None
     limits: dict[str, int] = Field(default_factory=dict)
     toolchain: str | None = Field(default=None, description="toolchain that builds this target by default")
+    properties: dict[str, Any] = Field(
+        default_factory=dict, description="device properties a compiler reads at compile time (XPU)"
+    )
     name: str = ""
 
     @property

@@ -247,6 +247,9 @@ def plan(case: Case, expectation: Expectation, target: Target) -> tuple[bool, st
                 "perf is timed on a real device; list cpu:interpreter in the expectation's targets to time "
                 "interpreter runs"
             )
+    elif expectation.kind == "artifact":
+        if target.kind == "interpreter":
+            return False, None
     elif (expectation.kind in COMPILE_KINDS) != (target.kind == "compile"):
         return False, None
     if not expectation.applies_to(target.name):

@@ -6,6 +6,7 @@ Adapters run inside the child process, in whatever environment holds the compile
 from __future__ import annotations
 
 import re
+import struct
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -26,12 +27,15 @@ class ConfigResult:
     """The outcome of compiling one config of one kernel for one target."""
 
     label: str
+    options: dict[str, Any] = field(default_factory=dict)  # the config's kwargs, for `where` filters
     status: str = "ok"  # ok | compile_error
     error_type: str | None = None
     message: str | None = None
     metrics: dict[str, int] = field(default_factory=dict)
     artifacts: dict[str, Any] = field(default_factory=dict)
     ir: dict[str, str] = field(default_factory=dict)  # stage -> file name in the job folder
+    # artifact property -> why it cannot be read here (a SKIP reason, never a silent None)
+    unavailable: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
 
 
@@ -79,3 +83,57 @@ def ptxas_figures(ptxas: str, ptx: str, arch: str) -> dict[str, int]:
         "spill_bytes": int(frame.group(2)),
         "scratch_bytes": int(frame.group(1)),
     }
+
+
+EIATTR_REGCOUNT = 0x2F
+EIFMT_SVAL = 0x04
+
+
+def elf_sections(blob: bytes) -> dict[str, tuple[int, int, int]]:
+    """Section name -> (offset, size, sh_info) of a little-endian ELF64 file."""
+    (shoff,) = struct.unpack_from("<Q", blob, 0x28)
+    entsize, count, names_index = struct.unpack_from("<HHH", blob, 0x3A)
+    headers = [struct.unpack_from("<IIQQQQIIQQ", blob, shoff + i * entsize) for i in range(count)]
+    names_at = headers[names_index][4]
+
+    def name(offset: int) -> str:
+        start = names_at + offset
+        return blob[start : blob.index(b"\0", start)].decode()
+
+    return {name(h[0]): (h[4], h[5], h[7]) for h in headers}
+
+
+def cubin_figures(cubin: bytes, kernel: str) -> dict[str, Any]:
+    """The arch and the register count the CUDA driver will report for `kernel`, read from the cubin
+    itself: EIATTR_REGCOUNT in `.nv.info` (sm_90 builds), else the top byte of the `.text.<kernel>`
+    section's sh_info (older builds leave REGCOUNT out)."""
+    (flags,) = struct.unpack_from("<I", cubin, 0x30)
+    sections = elf_sections(cubin)
+    registers = None
+    if ".nv.info" in sections and ".symtab" in sections and ".strtab" in sections:
+        symbols = symbol_names(cubin, sections)
+        offset, size, _ = sections[".nv.info"]
+        position = offset
+        while position + 4 <= offset + size:
+            fmt, attribute, length = cubin[position], cubin[position + 1], 0
+            if fmt == EIFMT_SVAL:
+                (length,) = struct.unpack_from("<H", cubin, position + 2)
+                if attribute == EIATTR_REGCOUNT:
+                    symbol, count = struct.unpack_from("<II", cubin, position + 4)
+                    if symbols.get(symbol) == kernel:
+                        registers = count
+            position += 4 + length
+    if registers is None and f".text.{kernel}" in sections:
+        registers = sections[f".text.{kernel}"][2] >> 24 or None
+    return {"arch": f"sm_{flags & 0xFF}", "registers": registers}
+
+
+def symbol_names(blob: bytes, sections: dict[str, tuple[int, int, int]]) -> dict[int, str]:
+    table, table_size, _ = sections[".symtab"]
+    strings, _, _ = sections[".strtab"]
+    names = {}
+    for index in range(table_size // 24):
+        (name_offset,) = struct.unpack_from("<I", blob, table + 24 * index)
+        start = strings + name_offset
+        names[index] = blob[start : blob.index(b"\0", start)].decode()
+    return names

@@ -10,9 +10,13 @@ today, whereas the internals (binders, AttrsDescriptor, ASTSource arguments) dri
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -25,29 +29,15 @@ from kregress.adapters import (
     Unsupported,
     binary_kind,
     config_label,
+    cubin_figures,
     ptxas_figures,
 )
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn", "spv")
 BINARY_STAGES = ("cubin", "hsaco", "spv", "zebin")
 
-# Device properties of a Data Center GPU Max (PVC) that the XPU backend reads at compile time.
-PVC_PROPERTIES: dict[str, Any] = {
-    "arch": 0,
-    "device_arch": "pvc",
-    "has_subgroup_matrix_multiply_accumulate": True,
-    "has_subgroup_matrix_multiply_accumulate_tensor_float32": False,
-    "has_subgroup_2d_block_io": True,
-    "max_work_group_size": 1024,
-    "max_num_sub_groups": 64,
-    "sub_group_sizes": [16, 32],
-    "has_fp64": True,
-    "has_bfloat16_conversions": True,
-    "has_16bit_atomics": True,
-}
 
-
-def gpu_target(backend: str, arch: str, warp_size: int) -> Any:
+def gpu_target(backend: str, arch: str, warp_size: int, properties: dict[str, Any] | None = None) -> Any:
     import triton
     from triton.backends import backends as installed
     from triton.backends.compiler import GPUTarget
@@ -70,7 +60,11 @@ def gpu_target(backend: str, arch: str, warp_size: int) -> Any:
         return GPUTarget("cuda", int(arch.removeprefix("sm_")), warp_size)
     if backend == "hip":
         return GPUTarget("hip", arch, warp_size)
-    return GPUTarget("xpu", dict(PVC_PROPERTIES, device_arch=arch), warp_size)
+    if not properties:
+        raise Unsupported(
+            f'the matrix gives no device properties for xpu:{arch} (targets."xpu:{arch}".properties)'
+        )
+    return GPUTarget("xpu", dict(properties, device_arch=arch), warp_size)
 
 
 class AheadOfTimeDriver:
@@ -169,15 +163,16 @@ def without_specialization(fn: Any) -> None:
                 param.do_not_specialize_on_alignment = True
 
 
-def probe(target: Any) -> None:
-    """Raise Unsupported when this toolchain cannot build the target at all on this machine."""
+def probe(target: Any) -> Any:
+    """Raise Unsupported when this toolchain cannot build the target at all on this machine; else
+    return the compiled probe kernel."""
     import torch
     import triton
 
     from kregress.adapters.triton_probe import probe_kernel
 
     try:
-        probe_kernel.warmup(torch.empty(16), grid=(1,))
+        return probe_kernel.warmup(torch.empty(16), grid=(1,))
     except Exception as exc:
         last = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
         raise Unsupported(
@@ -266,55 +261,220 @@ def measure(compiled: Any, target: Any) -> tuple[dict[str, int], dict[str, Any]]
     return metrics, artifacts
 
 
+@dataclass
+class OclocFront:
+    """`ocloc_front.py` put on PATH as `ocloc` for XPU compiles: what ocloc was asked to do, per
+    config, and whether a real ocloc here builds the native binaries (else why not)."""
+
+    folder: Path
+    real: str | None
+    why_not_native: str | None
+
+    @property
+    def log(self) -> Path:
+        return self.folder / "invocations.jsonl"
+
+    def invocations(self) -> list[list[str]]:
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines()]
+
+
+def ocloc_front(folder: Path, device_arch: str, spirv: bytes) -> OclocFront:
+    """Find a real ocloc that turns the probe kernel's SPIR-V into a native binary for this device;
+    put the recording front before it on PATH either way."""
+    real, why_not = shutil.which("ocloc"), None
+    if real is None:
+        why_not = "there is no ocloc on this machine"
+    else:
+        (folder / "probe.spv").write_bytes(spirv)
+        command = [
+            real,
+            "compile",
+            "-file",
+            "probe.spv",
+            "-o",
+            "probe.bin",
+            "-spirv_input",
+            "-device",
+            device_arch,
+        ]
+        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
+        built = folder / "probe.bin"
+        if done.returncode != 0 or not built.exists() or binary_kind(built.read_bytes()) == "spirv":
+            last = (done.stdout + done.stderr).strip().splitlines()[-1:] or [""]
+            why_not = f"{real} cannot build native code here (exit {done.returncode}: {last[0][:200]})"
+    front = folder / "ocloc"
+    front.write_text(f"#!{sys.executable}\n" + (Path(__file__).parent / "ocloc_front.py").read_text())
+    front.chmod(0o755)
+    os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ["KREGRESS_OCLOC_LOG"] = str(folder / "invocations.jsonl")
+    os.environ["KREGRESS_OCLOC_REAL"] = real if why_not is None else ""
+    return OclocFront(folder, real, why_not)
+
+
+@dataclass
+class Session:
+    """What compile_kernel needs to know about the target it builds for."""
+
+    target: Any
+    on_device: bool
+    ocloc: OclocFront | None = None
+
+
 @contextlib.contextmanager
-def compile_session(target_spec: dict[str, Any]) -> Iterator[Any]:
+def compile_session(target_spec: dict[str, Any]) -> Iterator[Session]:
     """Install the stand-in driver before the repro is imported (some releases' autotuners ask the
-    driver for a benchmarker at import) and make sure this toolchain can build the target at all."""
+    driver for a benchmarker at import) and make sure this toolchain can build the target at all.
+    On a device target the real driver stays, so the binary can be loaded and its registers read."""
     try:
         import triton  # noqa: F401
     except Exception as exc:  # e.g. triton-xpu 3.0.0b2 downloads at import, and there is no network
         raise Unsupported(
             f"triton in this toolchain does not import here: {type(exc).__name__}: {exc}"
         ) from None
-    target = gpu_target(target_spec["backend"], target_spec["arch"], target_spec["warp_size"])
-    with compiling_for(target):
-        probe(target)
-        yield target
+    on_device = target_spec["kind"] == "device"
+    if on_device:
+        from triton.runtime.driver import driver
+
+        try:
+            target = driver.active.get_current_target()
+        except Exception as exc:
+            backend = target_spec["backend"]
+            raise Unsupported(f"no {backend} device here: {type(exc).__name__}: {exc}") from None
+        arch = describe_target(target).split(":", 1)[1]
+    else:
+        arch = target_spec["arch"]
+        target = gpu_target(
+            target_spec["backend"], arch, target_spec["warp_size"], target_spec.get("properties")
+        )
+    with contextlib.ExitStack() as stack:
+        if not on_device:
+            stack.enter_context(compiling_for(target))
+        probed = probe(target)
+        session = Session(target, on_device=on_device)
+        if target.backend == "xpu":
+            folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="kregress-ocloc-"))
+            session.ocloc = ocloc_front(Path(folder), arch, probed.asm["spv"])
+        yield session
 
 
-def compile_kernel(kernel: Any, target: Any, out_dir: Path) -> list[ConfigResult]:
-    """Compile every config of the kernel inside a compile_session for `target`."""
+def forget_compiled(fn: Any) -> None:
+    """Drop the JIT's in-memory kernels so the next warmup goes to the on-disk cache."""
+    for name in ("device_caches", "cache"):
+        caches = getattr(fn, name, None)
+        if caches is not None:
+            caches.clear()
+
+
+def cache_files(folder: Path) -> set[Path]:
+    return {p for p in folder.rglob("*") if p.is_file()}
+
+
+@contextlib.contextmanager
+def cache_folder(folder: str | None) -> Iterator[None]:
+    """Point Triton's on-disk cache at `folder` (every release reads TRITON_CACHE_DIR per compile)."""
+    if folder is None:
+        yield
+        return
+    before = os.environ.get("TRITON_CACHE_DIR")
+    os.environ["TRITON_CACHE_DIR"] = folder
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("TRITON_CACHE_DIR", None)
+        else:
+            os.environ["TRITON_CACHE_DIR"] = before
+
+
+def compile_kernel(kernel: Any, session: Session, out_dir: Path) -> list[ConfigResult]:
+    """Compile every config of the kernel inside a compile_session."""
+    target = session.target
     unwrapped = unwrap(kernel.fn)
     fn, rules = unwrapped.fn, unwrapped.rules
     if not kernel.specialize:
         without_specialization(fn)
     results = []
     for index, config in enumerate(configs_of(kernel, unwrapped.autotune_configs, target.backend)):
-        result = ConfigResult(label=config_label(config))
+        result = ConfigResult(label=config_label(config), options=dict(config))
         launch = {**kernel.args(), **config}
         for name, rule in rules.items():
             launch.setdefault(name, rule(launch))
+        seen_before = len(session.ocloc.invocations()) if session.ocloc else 0
         started = time.perf_counter()
-        try:
-            compiled = fn.warmup(grid=(1,), **launch)
-        except Exception as exc:  # the compiler under test failed: that is data, not a harness error
-            result.status = "compile_error"
-            result.error_type = type(exc).__name__
-            result.message = str(exc)[-4000:]
-        else:
+        with contextlib.ExitStack() as stack:
+            cold = stack.enter_context(tempfile.TemporaryDirectory()) if kernel.cold_cache else None
+            stack.enter_context(cache_folder(cold))
+            forget_compiled(fn)
             try:
-                result.metrics, result.artifacts = measure(compiled, target)
-            except Exception as exc:  # reading the figures failed: never blame the compiler for it
-                raise MeasurementError(f"[{result.label}] {type(exc).__name__}: {exc}") from exc
-            for stage in TEXT_STAGES:
-                text = compiled.asm.get(stage)
-                if isinstance(text, str):
-                    name = f"config{index}.{stage}"
-                    (out_dir / name).write_text(text)
-                    result.ir[stage] = name
-        result.seconds = time.perf_counter() - started
+                compiled = fn.warmup(grid=(1,), **launch)
+            except Exception as exc:  # the compiler under test failed: that is data, not a harness error
+                result.status = "compile_error"
+                result.error_type = type(exc).__name__
+                result.message = str(exc)[-4000:]
+            else:
+                result.seconds = time.perf_counter() - started
+                try:
+                    result.metrics, result.artifacts = measure(compiled, target)
+                    describe_artifacts(result, compiled, session, seen_before)
+                    if cold is not None:
+                        result.artifacts["cache_hit"] = recompiles_from_cache(fn, launch, Path(cold))
+                    else:
+                        result.unavailable["cache_hit"] = SHARED_CACHE
+                except Exception as exc:  # reading the figures failed: never blame the compiler for it
+                    raise MeasurementError(f"[{result.label}] {type(exc).__name__}: {exc}") from exc
+                for stage in TEXT_STAGES:
+                    text = compiled.asm.get(stage)
+                    if isinstance(text, str):
+                        name = f"config{index}.{stage}"
+                        (out_dir / name).write_text(text)
+                        result.ir[stage] = name
+        if result.status != "ok":
+            result.seconds = time.perf_counter() - started
         results.append(result)
     return results
+
+
+SHARED_CACHE = "the kernel compiles with the shared cache; set cold_cache=True in the repro to check it"
+
+
+def recompiles_from_cache(fn: Any, launch: dict[str, Any], cache: Path) -> bool:
+    """Compile once more from the same on-disk cache: a hit writes no new file there."""
+    before = cache_files(cache)
+    forget_compiled(fn)
+    fn.warmup(grid=(1,), **launch)
+    return cache_files(cache) <= before
+
+
+def describe_artifacts(result: ConfigResult, compiled: Any, session: Session, seen_before: int) -> None:
+    """The artifact properties only some targets have, each either measured or explained."""
+    artifacts, why = result.artifacts, result.unavailable
+    target = session.target
+    if target.backend == "cuda" and isinstance(compiled.asm.get("cubin"), bytes):
+        figures = cubin_figures(compiled.asm["cubin"], compiled.metadata.name)
+        artifacts["binary_arch"], artifacts["binary_registers"] = figures["arch"], figures["registers"]
+    if session.on_device:
+        compiled._init_handles()
+        artifacts["n_regs"] = compiled.n_regs
+    else:
+        why["n_regs"] = "n_regs is set by the driver when it loads the binary: only device targets have it"
+    if session.ocloc is None:
+        return
+    builds = [a for a in session.ocloc.invocations()[seen_before:] if a[:1] == ["compile"]]
+    if not builds:
+        why["native_device"] = why["native_options"] = "ocloc was not run for this config (native code off)"
+        return
+    last = builds[-1]
+    artifacts["native_device"] = last[last.index("-device") + 1] if "-device" in last else None
+    artifacts["native_options"] = last[last.index("-options") + 1] if "-options" in last else ""
+    artifacts["ocloc_invocations"] = [" ".join(a) for a in builds]
+    if session.ocloc.why_not_native:
+        artifacts["binary_kind"] = None
+        why["binary_kind"] = (
+            f"{session.ocloc.why_not_native}; the ocloc invocation was recorded and the stored "
+            "binary stays SPIR-V, so the native binary is checked on an XPU runner"
+        )
 
 
 def toolchain_versions() -> dict[str, str]:
