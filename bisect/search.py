@@ -1,15 +1,17 @@
-"""The bisect search core: a pure function over ordered candidates and a good/bad/skip predicate.
+"""The bisect search core: pure functions over candidate indices and a good/bad/skip predicate.
 
 No git, no pip, no processes here: everything with I/O lives in the other modules of this package,
-so the search itself can be tested exhaustively.
+so the search itself can be tested exhaustively. Index 0 is a verified good candidate and the
+last index a verified bad one; the caller checks both before searching.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 Candidate = TypeVar("Candidate")
 
@@ -21,40 +23,124 @@ class Verdict(str, Enum):
 
 
 @dataclass
-class SearchResult(Generic[Candidate]):
-    """`first_bad` is exact when `ambiguous` is empty; otherwise the culprit is one of `ambiguous`."""
+class SearchResult:
+    """`first_bad` is exact when `ambiguous` is empty; otherwise the culprit is one of `ambiguous`.
+
+    `contradictions` lists points whose verdicts disagree with the boundary (a good point after a
+    bad one): history was not monotone there, so no single culprit should be claimed."""
 
     last_good: int
     first_bad: int
     ambiguous: list[int] = field(default_factory=list)
     tested: dict[int, Verdict] = field(default_factory=dict)
+    rounds: int = 0
+    contradictions: list[int] = field(default_factory=list)
+
+    @property
+    def calls(self) -> int:
+        return len(self.tested)
+
+    @property
+    def exact(self) -> bool:
+        return not self.ambiguous and not self.contradictions
 
 
-def first_bad(
-    candidates: Sequence[Candidate], judge: Callable[[Candidate], Verdict]
-) -> SearchResult[Candidate]:
-    """Find the first bad candidate, given candidates[0] is good and candidates[-1] is bad.
+def plain_bound(between: int) -> int:
+    """Predicate calls a plain bisection needs for `between` candidates strictly inside the range."""
+    return math.ceil(math.log2(between + 1))
 
-    Both endpoints are taken as verified by the caller. Each candidate is judged at most once; with
-    no skips, N candidates strictly between the endpoints cost at most ceil(log2(N+1)) calls. A
-    skipped midpoint is stepped around (nearest untested point to the middle of the open range);
-    when only skipped points separate good from bad, the answer is the range of them.
+
+def rounds_bound(between: int, jobs: int) -> int:
+    """Rounds of a (jobs+1)-ary search over `between` inner candidates: ceil(log_{K+1}(N+1))."""
+    rounds, reach = 0, 1
+    while reach < between + 1:
+        reach *= jobs + 1
+        rounds += 1
+    return rounds
+
+
+def search(
+    count: int,
+    judge_points: Callable[[list[int]], Mapping[int, Verdict]],
+    *,
+    jobs: int = 1,
+    known: Mapping[int, Verdict] | None = None,
+    cheap: Callable[[int], bool] | None = None,
+) -> SearchResult:
+    """Find the first bad index in range(count), index 0 good and index count-1 bad.
+
+    `judge_points` judges one round of points (len == jobs, or fewer near the end) and may do so in
+    parallel. `known` verdicts (a memo of earlier bisections) are used for free and never judged
+    again. With `cheap` (an environment already built for that index), a single-point search may
+    prefer a cheap point near the middle, spending at most two calls over the plain bound.
     """
-    if len(candidates) < 2:
+    if count < 2:
         raise ValueError("need at least a good and a bad candidate")
-    tested: dict[int, Verdict] = {}
-    good, bad = 0, len(candidates) - 1
+    if jobs < 1:
+        raise ValueError("jobs must be at least 1")
+    seen: dict[int, Verdict] = {i: v for i, v in (known or {}).items() if 0 < i < count - 1}
+    result = SearchResult(0, count - 1)
+    budget = plain_bound(count - 2) + 2
     while True:
-        open_points = [i for i in range(good + 1, bad) if tested.get(i) != Verdict.SKIP]
+        good, bad = boundary(seen, count)
+        open_points = [i for i in range(good + 1, bad) if i not in seen]
         if not open_points:
             break
-        middle = (good + bad) // 2
-        point = min(open_points, key=lambda i: (abs(i - middle), i))
-        verdict = judge(candidates[point])
-        tested[point] = verdict
-        if verdict == Verdict.GOOD:
-            good = point
-        elif verdict == Verdict.BAD:
-            bad = point
-    skipped = [i for i in range(good + 1, bad) if tested.get(i) == Verdict.SKIP]
-    return SearchResult(good, bad, [*skipped, bad] if skipped else [], tested)
+        if jobs == 1:
+            points = [one_point(good, bad, open_points, cheap, result.calls, budget)]
+        else:
+            points = spread(open_points, jobs)
+        verdicts = judge_points(points)
+        for point in points:
+            result.tested[point] = seen[point] = verdicts[point]
+        result.rounds += 1
+    result.last_good, result.first_bad = boundary(seen, count)
+    skipped = [i for i in range(result.last_good + 1, result.first_bad) if seen.get(i) == Verdict.SKIP]
+    result.ambiguous = [*skipped, result.first_bad] if skipped else []
+    result.contradictions = sorted(
+        i
+        for i, v in seen.items()
+        if (v == Verdict.GOOD and i > result.first_bad) or (v == Verdict.BAD and i < result.last_good)
+    )
+    return result
+
+
+def boundary(seen: Mapping[int, Verdict], count: int) -> tuple[int, int]:
+    """The last good point, and the first bad point after it: a later good point moves the search
+    on, and any bad point left behind shows up as a contradiction."""
+    good = max([0, *(i for i, v in seen.items() if v == Verdict.GOOD)])
+    bad = min([count - 1, *(i for i, v in seen.items() if v == Verdict.BAD and i > good)])
+    return good, bad
+
+
+def one_point(
+    good: int, bad: int, open_points: list[int], cheap: Callable[[int], bool] | None, calls: int, budget: int
+) -> int:
+    """The plain midpoint, or the cheap point nearest to it whose worst case stays in the budget."""
+    middle = (good + bad) // 2
+
+    def nearness(i: int) -> tuple[int, int]:
+        return abs(i - middle), i
+
+    plain = min(open_points, key=nearness)
+    if cheap is None or cheap(plain):
+        return plain
+
+    def worst(i: int) -> int:
+        return plain_bound(max(i - good - 1, bad - i - 1))
+
+    affordable = [i for i in open_points if cheap(i) and calls + 1 + worst(i) <= budget]
+    return min(affordable, key=nearness) if affordable else plain
+
+
+def spread(open_points: list[int], jobs: int) -> list[int]:
+    """K points cutting the open points into K+1 near-equal parts."""
+    if len(open_points) <= jobs:
+        return list(open_points)
+    total = len(open_points)
+    return [open_points[(part * (total + 1)) // (jobs + 1) - 1] for part in range(1, jobs + 1)]
+
+
+def first_bad(candidates: Sequence[Candidate], judge: Callable[[Candidate], Verdict]) -> SearchResult:
+    """One point at a time over a list: candidates[0] good, candidates[-1] bad, both verified."""
+    return search(len(candidates), lambda points: {p: judge(candidates[p]) for p in points})

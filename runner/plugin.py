@@ -255,6 +255,8 @@ def plan(case: Case, expectation: Expectation, target: Target) -> tuple[bool, st
     if not expectation.applies_to(target.name):
         return True, f"the case limits this expectation to {', '.join(expectation.targets or [])}"
     framework = case.manifest.framework
+    if expectation.kind == "artifact" and target.kind == "device" and framework != "triton":
+        return True, f"artifacts on device targets are read from loaded Triton binaries, not {framework}"
     if framework == "tilelang" and target.kind == "interpreter":
         return True, "TileLang has no CPU interpreter: on cpu the compile-only checks judge TileLang cases"
     if framework == "tilelang" and target.kind == "compile" and target.backend != "cuda":
