@@ -1,8 +1,8 @@
 """The `kregress` command: look at the corpus and the matrix without running any compiler.
 
-Judging is `pytest corpus/ --backend ...`; this command is for checking and listing.
+Judging is `pytest corpus/ --backend ...`; this command checks, lists and bisects.
 Exit codes: 0 fine, 2 an invalid manifest or matrix file, 3 a toolchain that cannot be installed,
-64 usage error.
+64 usage error; `kregress bisect` documents its own (0 found, 1 not found, 3 infrastructure).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+from kregress.bisect.command import add_parser as add_bisect_parser
 from kregress.manifest import load_case
 from kregress.matrix import load_matrix
 from kregress.schema import SchemaError
@@ -99,7 +100,7 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="kregress",
         description="Regression corpus for GPU kernel compilers. Judge cases with "
-        "`pytest corpus/ --backend {cpu,cuda,hip,xpu}`; this command checks and lists.",
+        "`pytest corpus/ --backend {cpu,cuda,hip,xpu}`; this command checks, lists and bisects.",
     )
     top.add_argument("--matrix", type=Path, default=None, help="matrix file (default: the packaged one)")
     commands = top.add_subparsers(dest="command", required=True)
@@ -121,6 +122,7 @@ def parser() -> argparse.ArgumentParser:
     prune.add_argument("--older-than", type=float, metavar="DAYS", help="delete those unused for DAYS")
     prune.add_argument("--all", action="store_true", help="delete every cached environment")
     prune.set_defaults(run=command_envs_prune)
+    add_bisect_parser(commands)
     return top
 
 

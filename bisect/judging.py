@@ -1,0 +1,170 @@
+"""Judging one candidate: run the case's items under that candidate's toolchain with the real
+runner (`pytest ... --toolchain SPEC --kregress-json`), and turn the outcomes into good/bad/skip
+for the outcome the user called bad. Observations are memoized per (case, target, candidate)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from kregress.bisect.search import Verdict
+from kregress.jobs import cache_root
+
+REGRESSIONS = ("fail", "pass", "crash", "error")
+RUN_TIMEOUT = 3600
+
+
+class InfrastructureError(Exception):
+    """The runner itself could not judge (not the compiler under test): stop, exit 3."""
+
+
+@dataclass
+class Observation:
+    """What the runner reported for the case's items under one candidate."""
+
+    outcomes: dict[str, str]  # item -> PASS/FAIL/XFAIL/XPASS/SKIP/ERROR
+    failure_kinds: dict[str, str | None] = field(default_factory=dict)
+    messages: dict[str, str] = field(default_factory=dict)
+    measured: dict[str, Any] = field(default_factory=dict)
+    versions: dict[str, str] = field(default_factory=dict)
+
+    def summary(self) -> str:
+        parts = []
+        for item, outcome in sorted(self.outcomes.items()):
+            kind = self.failure_kinds.get(item)
+            parts.append(f"{item}: {outcome}{f' ({kind})' if kind and kind not in outcome else ''}")
+        return "; ".join(parts) or "no items"
+
+
+def item_verdict(outcome: str, failure_kind: str | None, regress: str) -> Verdict:
+    """Which outcomes count as bad for `--regress`, which as good, and which cannot tell."""
+    failed = outcome in ("FAIL", "XFAIL")
+    passed = outcome in ("PASS", "XPASS")
+    if regress == "fail":
+        return Verdict.BAD if failed else Verdict.GOOD if passed else Verdict.SKIP
+    if regress == "pass":
+        return Verdict.BAD if passed else Verdict.GOOD if failed else Verdict.SKIP
+    if regress == "crash":
+        crashed = failed and failure_kind in ("CRASH", "TIMEOUT")
+        return Verdict.BAD if crashed else Verdict.GOOD if failed or passed else Verdict.SKIP
+    if regress == "error":
+        return Verdict.BAD if outcome == "ERROR" else Verdict.GOOD if failed or passed else Verdict.SKIP
+    raise ValueError(f"--regress must be one of {', '.join(REGRESSIONS)}")
+
+
+def observation_verdict(observation: Observation, regress: str) -> Verdict:
+    """Bad if any item is bad; good if some item is good and none bad; else a skip."""
+    verdicts = {
+        item_verdict(o, observation.failure_kinds.get(i), regress) for i, o in observation.outcomes.items()
+    }
+    if Verdict.BAD in verdicts:
+        return Verdict.BAD
+    return Verdict.GOOD if Verdict.GOOD in verdicts else Verdict.SKIP
+
+
+def majority(verdicts: list[Verdict]) -> Verdict:
+    """The verdict most reruns agree on; a tie between good and bad cannot decide: skip."""
+    counts = Counter(verdicts)
+    top = counts.most_common()
+    if len(top) > 1 and top[0][1] == top[1][1]:
+        return Verdict.SKIP
+    return top[0][0]
+
+
+@dataclass
+class CaseRun:
+    """How to judge the case: which items, on which target, from which corpus and matrix."""
+
+    corpus: Path
+    case: str
+    expectation: str | None
+    target: str | None
+    matrix: Path | None = None
+    timeout: float | None = None
+
+    def selection(self) -> list[str]:
+        manifest = self.corpus / self.case / "case.toml"
+        if self.expectation and self.target:
+            return [f"{manifest}::{self.expectation}[{self.target}]"]
+        chosen = [str(manifest)]
+        if self.expectation:
+            chosen += ["-k", self.expectation]
+        return chosen
+
+    def command(self, toolchain: str | None, report: Path | None = None) -> list[str]:
+        command = [sys.executable, "-m", "pytest", *self.selection(), "-p", "no:cacheprovider", "-q"]
+        command += ["--target", self.target] if self.target else ["--backend", "cpu"]
+        if toolchain:
+            command += ["--toolchain", toolchain]
+        if self.matrix:
+            command += ["--matrix", str(self.matrix)]
+        if self.timeout:
+            command += ["--case-timeout", str(self.timeout)]
+        if report:
+            command += ["--kregress-json", str(report)]
+        return command
+
+    def observe(self, toolchain: str | None) -> Observation:
+        with tempfile.TemporaryDirectory(prefix="kregress-bisect-") as folder:
+            report = Path(folder) / "results.json"
+            done = subprocess.run(
+                self.command(toolchain, report),
+                capture_output=True,
+                text=True,
+                timeout=RUN_TIMEOUT,
+                check=False,
+            )
+            if done.returncode == 3 or not report.exists():
+                raise InfrastructureError(
+                    f"the runner could not judge {self.case} under {toolchain or 'the current toolchain'} "
+                    f"(pytest exit {done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}"
+                )
+            items = json.loads(report.read_text())["items"]
+        observation = Observation(outcomes={})
+        for item in items:
+            name = f"{item['expectation']}[{item['target']}]"
+            observation.outcomes[name] = item["outcome"]
+            observation.failure_kinds[name] = item.get("failure_kind")
+            observation.messages[name] = item.get("message", "")
+            observation.measured[name] = item.get("measured")
+            observation.versions.update(item.get("toolchain") or {})
+        if not items:
+            raise InfrastructureError(
+                f"no item of {self.case} matched (expectation {self.expectation!r}, "
+                f"target {self.target!r}):\n"
+                f"{(done.stdout + done.stderr)[-2000:]}"
+            )
+        return observation
+
+
+class Memo:
+    """Observations per (case, selection, candidate) on disk, shared by bisections and processes."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or cache_root() / "bisect" / "memo.json"
+
+    def key(self, run: CaseRun, candidate: str) -> str:
+        return json.dumps([run.case, run.expectation, run.target, str(run.matrix or ""), candidate])
+
+    def load(self) -> dict[str, list[dict[str, Any]]]:
+        return json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def get(self, run: CaseRun, candidate: str) -> list[Observation]:
+        return [Observation(**o) for o in self.load().get(self.key(run, candidate), [])]
+
+    def add(self, run: CaseRun, candidate: str, observation: Observation) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock"):
+            data = self.load()
+            data.setdefault(self.key(run, candidate), []).append(asdict(observation))
+            temporary = self.path.with_suffix(".tmp")
+            temporary.write_text(json.dumps(data))
+            temporary.replace(self.path)
