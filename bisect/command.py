@@ -200,7 +200,8 @@ def markdown(
             "```",
         ]
     lines.append(
-        f"\n{result.calls} points judged in {result.rounds} rounds over {len(candidates)} candidates."
+        f"\n{result.calls} points judged in {result.rounds} rounds, after both ends, "
+        f"over {len(candidates)} candidates."
     )
     return "\n".join(lines)
 

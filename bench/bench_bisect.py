@@ -1,0 +1,68 @@
+"""Bisect: predicate calls against N (the worst case over every boundary must equal
+ceil(log2(N+1))), rounds with -j K against ceil(log_{K+1}(N+1)), calls the cache-aware midpoint
+spends when some points are already built, and the per-point overhead of judging a case through
+the runner with a warm environment (a fresh pytest per point, as `kregress bisect` does).
+
+    .venv/bin/python bench/bench_bisect.py [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from kregress.bisect.judging import CaseRun
+from kregress.bisect.search import Verdict, plain_bound, rounds_bound, search
+
+FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "corpora" / "kinds"
+
+
+def worst(n: int, **options) -> tuple[int, int]:
+    """Most calls and rounds over every boundary position for n inner candidates."""
+    most_calls = most_rounds = 0
+    for boundary in range(1, n + 2):
+        result = search(n + 2, lambda points, b=boundary: {p: Verdict.BAD if p >= b else Verdict.GOOD
+                                                            for p in points}, **options)  # fmt: skip
+        most_calls, most_rounds = max(most_calls, result.calls), max(most_rounds, result.rounds)
+    return most_calls, most_rounds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="timed points for the per-point overhead")
+    args = parser.parse_args()
+    print("N      calls  log2 bound   rounds j=2 (bound)  rounds j=4 (bound)")
+    for n in (1, 2, 7, 8, 30, 100, 1000):
+        calls, _ = worst(n)
+        _, two = worst(n, jobs=2)
+        _, four = worst(n, jobs=4)
+        print(f"{n:<6} {calls:<6} {plain_bound(n):<12} {two} ({rounds_bound(n, 2)}){'':<12} "
+              f"{four} ({rounds_bound(n, 4)})")  # fmt: skip
+    rng = random.Random(0)
+    n = 100
+    for share in (0.1, 0.3):
+        built = {i for i in range(1, n + 1) if rng.random() < share}
+        extra = [
+            search(n + 2, lambda points, b=b: {p: Verdict.BAD if p >= b else Verdict.GOOD for p in points},
+                   cheap=built.__contains__).calls - plain_bound(n)
+            for b in range(1, n + 2)
+        ]  # fmt: skip
+        print(f"cache-aware, {share:.0%} built, N={n}: calls over the plain bound: max {max(extra)}, "
+              f"mean {statistics.mean(extra):+.2f}")  # fmt: skip
+    with tempfile.TemporaryDirectory():
+        run = CaseRun(FIXTURE, "vector_add", "numerics-check_add", "cpu:interpreter")
+        times = []
+        for _ in range(args.runs):
+            started = time.perf_counter()
+            run.observe(None)
+            times.append(time.perf_counter() - started)
+        print(f"one point through the runner, warm environment: median {statistics.median(times):.2f} s "
+              f"over {args.runs} runs")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
