@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from kregress.bisect.command import add_parser as add_bisect_parser
+from kregress.bisect.comment import add_parser as add_comment_parser
 from kregress.manifest import load_case
 from kregress.matrix import load_matrix
 from kregress.schema import SchemaError
@@ -123,6 +124,7 @@ def parser() -> argparse.ArgumentParser:
     prune.add_argument("--all", action="store_true", help="delete every cached environment")
     prune.set_defaults(run=command_envs_prune)
     add_bisect_parser(commands)
+    add_comment_parser(commands)
     return top
 
 

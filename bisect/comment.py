@@ -1,0 +1,142 @@
+"""`kregress comment`: put a report where compiler engineers see it.
+
+  post         a markdown file (e.g. `kregress bisect --markdown`) on an issue or PR
+  xpass        "looks fixed" on the upstream issue of every XPASS in a results file
+  regressions  one comment listing the FAILs of a nightly results file, with bisect reports
+
+Exit codes: 0 posted (or printed with --dry-run), 3 GitHub refused or kept failing (nothing
+posted), 64 usage (no token, no repository, unreadable input). The token is never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from kregress.bisect.github import Reporter, ReportError, Target, fenced, issue_of, safe_body
+
+EXIT_POSTED, EXIT_GITHUB, EXIT_USAGE = 0, 3, 64
+
+
+def target_of(text: str, repository: str | None) -> Target:
+    if text.isdigit():
+        if not repository:
+            raise ReportError("an issue number needs --repo or GITHUB_REPOSITORY (owner/name)")
+        return Target(repository, int(text))
+    return issue_of(text)
+
+
+def xpass_reports(results: dict[str, Any]) -> list[tuple[Target, str, str]]:
+    reports = []
+    for item in results.get("items", []):
+        if item.get("outcome") != "XPASS" or not item.get("upstream"):
+            continue
+        versions = ", ".join(f"{k} {v}" for k, v in sorted((item.get("toolchain") or {}).items()))
+        body = (
+            f"### kregress: `{item['case']}` looks fixed\n\n"
+            f"`{item['expectation']}` on `{item['target']}` now passes ({versions or 'toolchain unknown'}), "
+            "though the corpus lists it as known bad for this issue.\n\n"
+            f"{fenced(item.get('message', ''))}\n\n"
+            "If the fix is intended, this issue can be closed and the case's `known_bad` entry updated."
+        )
+        reports.append((issue_of(item["upstream"]), f"xpass:{item['case']}:{item['target']}", body))
+    return reports
+
+
+def regressions_report(results: dict[str, Any], reports: Path | None) -> str | None:
+    failed = [i for i in results.get("items", []) if i.get("outcome") == "FAIL"]
+    if not failed:
+        return None
+    lines = [
+        "### kregress nightly: new failures",
+        "",
+        "| case | expectation | target | failure |",
+        "|---|---|---|---|",
+    ]
+    for item in failed:
+        lines.append(f"| `{item['case']}` | `{item['expectation']}` | `{item['target']}` | "
+                     f"{item.get('failure_kind') or ''} |")  # fmt: skip
+    for item in failed:
+        lines += [
+            "",
+            f"**{item['case']} / {item['expectation']} on {item['target']}**",
+            fenced(item.get("message", "")),
+        ]
+        bisected = reports / f"{item['case']}.md" if reports else None
+        if bisected and bisected.exists():
+            lines += ["", bisected.read_text()]
+    return "\n".join(lines)
+
+
+def command_comment(args: argparse.Namespace) -> int:
+    repository = args.repo or os.environ.get("GITHUB_REPOSITORY")
+    try:
+        if args.comment_command == "post":
+            posts = [(target_of(args.on, repository), args.key, args.body.read_text())]
+        else:
+            results = json.loads(args.results.read_text())
+            if args.comment_command == "xpass":
+                posts = xpass_reports(results)
+            else:
+                body = regressions_report(results, args.reports)
+                posts = [(target_of(args.on, repository), "nightly-regressions", body)] if body else []
+    except (OSError, json.JSONDecodeError, ReportError) as exc:
+        print(f"kregress comment: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not posts:
+        print("kregress comment: nothing to report")
+        return EXIT_POSTED
+    if args.dry_run:
+        for target, key, body in posts:
+            shown = safe_body(body, target.issue, key)
+            print(f"--- would post on {target.repository}#{target.issue} (key {key}) ---\n{shown}\n")
+        return EXIT_POSTED
+    token = args.token or os.environ.get("GITHUB_TOKEN")
+    if not token:
+        print("kregress comment: no token: pass --token or set GITHUB_TOKEN", file=sys.stderr)
+        return EXIT_USAGE
+    reporter = Reporter(token, args.api_url or os.environ.get("GITHUB_API_URL"), retries=args.retries)
+    try:
+        for target, key, body in posts:
+            url = reporter.post(target, key, body, label=args.label)
+            print(f"posted {url}")
+    except ReportError as exc:
+        print(f"kregress comment: {exc}", file=sys.stderr)
+        return EXIT_GITHUB
+    return EXIT_POSTED
+
+
+def add_parser(commands: argparse._SubParsersAction) -> None:
+    comment = commands.add_parser(
+        "comment",
+        help="post bisect results, looks-fixed notes and regressions on GitHub",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    kinds = comment.add_subparsers(dest="comment_command", required=True)
+    post = kinds.add_parser("post", help="post a markdown file on an issue or PR")
+    post.add_argument("body", type=Path, help="markdown file, e.g. from kregress bisect --markdown")
+    post.add_argument(
+        "--key", required=True, help="what the comment is about (e.g. case:target): one comment per key"
+    )
+    xpass = kinds.add_parser("xpass", help="'looks fixed' on the upstream issue of every XPASS")
+    regressions = kinds.add_parser("regressions", help="one comment listing a nightly run's failures")
+    for parser in (xpass, regressions):
+        parser.add_argument("results", type=Path, help="results file from pytest --kregress-json")
+    regressions.add_argument("--reports", type=Path, help="folder of bisect reports named <case>.md")
+    for parser in (post, regressions):
+        parser.add_argument("--on", required=True, help="issue or PR: a URL, or a number with --repo")
+    for parser in (post, xpass, regressions):
+        parser.add_argument("--repo", help="owner/name (default: GITHUB_REPOSITORY)")
+        parser.add_argument("--token", help="API token (default: GITHUB_TOKEN); never printed")
+        parser.add_argument("--api-url", help="API base URL for GitHub Enterprise (default: GITHUB_API_URL)")
+        parser.add_argument("--label", help="also add this label (e.g. looks-fixed)")
+        parser.add_argument(
+            "--retries", type=int, default=3, help="retries on rate limits and 5xx (default 3)"
+        )
+        parser.add_argument("--dry-run", action="store_true", help="print what would be posted, send nothing")
+        parser.set_defaults(run=command_comment)

@@ -1,0 +1,154 @@
+"""The real PyGithub client against a local fake GitHub (pytest-httpserver on 127.0.0.1): the exact
+requests for create, update-in-place, dry-run, and the 403/404/5xx/rate-limit paths. The token
+never shows up in anything kregress prints."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from pytest_httpserver import HTTPServer
+from werkzeug import Response
+
+from kregress.bisect.github import MAX_BODY, marker, safe_body
+from kregress.cli import main
+
+TOKEN = "ghp_kregressTestToken0123456789"
+REPO = "owner/compiler"
+
+
+def comment_json(server: HTTPServer, body: str, comment_id: int = 77) -> dict:
+    base = server.url_for("").rstrip("/")
+    return {"id": comment_id, "body": body, "url": f"{base}/repos/{REPO}/issues/comments/{comment_id}",
+            "html_url": f"https://github.com/{REPO}/issues/5#issuecomment-{comment_id}"}  # fmt: skip
+
+
+def post(server: HTTPServer, tmp_path: Path, capsys, *extra: str) -> tuple[int, str]:
+    body = tmp_path / "report.md"
+    body.write_text("First bad: **triton==3.9.0** — ping @someone\n```\nmask has unsupported dtype\n```\n")
+    api = server.url_for("").rstrip("/")
+    code = main(["comment", "post", str(body), "--on", "5", "--repo", REPO, "--key", "scalar_mask:cpu",
+                 "--token", TOKEN, "--api-url", api, "--retries", "2", *extra])  # fmt: skip
+    captured = capsys.readouterr()
+    output = captured.out + captured.err
+    assert TOKEN not in output
+    return code, output
+
+
+def requests(server: HTTPServer) -> list[tuple[str, str]]:
+    return [(request.method, request.path) for request, _ in server.log]
+
+
+def test_creates_then_updates_the_same_comment(httpserver: HTTPServer, tmp_path: Path, capsys) -> None:
+    issue = f"/repos/{REPO}/issues/5"
+    httpserver.expect_oneshot_request(f"{issue}/comments", method="GET").respond_with_json([])
+    httpserver.expect_oneshot_request(f"{issue}/comments", method="POST").respond_with_json(
+        comment_json(httpserver, "created"), status=201
+    )
+    code, output = post(httpserver, tmp_path, capsys)
+    assert code == 0 and "posted https://github.com/owner/compiler/issues/5#issuecomment-77" in output
+    assert requests(httpserver) == [
+        ("GET", f"{issue}/comments"),
+        ("POST", f"{issue}/comments"),
+    ]
+    sent = json.loads(httpserver.log[-1][0].data)["body"]
+    assert sent.startswith(marker(5, "scalar_mask:cpu"))
+    assert "@\u200bsomeone" in sent and "@someone" not in sent
+    assert httpserver.log[0][0].headers["Authorization"] == f"token {TOKEN}"
+
+    httpserver.clear_log()
+    existing = comment_json(httpserver, sent)
+    httpserver.expect_oneshot_request(f"{issue}/comments", method="GET").respond_with_json(
+        [comment_json(httpserver, "someone else's", 12), existing]
+    )
+    httpserver.expect_oneshot_request(
+        "/repos/owner/compiler/issues/comments/77", method="PATCH"
+    ).respond_with_json(existing)
+    code, _ = post(httpserver, tmp_path, capsys)
+    assert code == 0
+    assert requests(httpserver) == [
+        ("GET", f"{issue}/comments"),
+        ("PATCH", "/repos/owner/compiler/issues/comments/77"),
+    ]
+
+
+def test_dry_run_sends_nothing(httpserver: HTTPServer, tmp_path: Path, capsys) -> None:
+    code, output = post(httpserver, tmp_path, capsys, "--dry-run")
+    assert code == 0 and "would post on owner/compiler#5" in output and "mask has unsupported dtype" in output
+    assert httpserver.log == []
+
+
+@pytest.mark.parametrize(("status", "words"), [(404, "does not exist"), (403, "lacks permission")])
+def test_refusals_are_clear_and_post_nothing(
+    httpserver: HTTPServer, tmp_path: Path, capsys, status, words
+) -> None:
+    comments = f"/repos/{REPO}/issues/5/comments"
+    httpserver.expect_request(comments).respond_with_json({"message": "Not Found"}, status=status)
+    code, output = post(httpserver, tmp_path, capsys)
+    assert code == 3 and words in output and "owner/compiler#5" in output
+    assert all(method == "GET" for method, _ in requests(httpserver))
+
+
+def test_server_errors_and_rate_limits_are_retried(httpserver: HTTPServer, tmp_path: Path, capsys) -> None:
+    issue = f"/repos/{REPO}/issues/5"
+    comments = f"{issue}/comments"
+    httpserver.expect_oneshot_request(comments).respond_with_response(Response("bad gateway", status=502))
+    reset = str(int(time.time()) + 1)
+    limited = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": reset, "X-RateLimit-Limit": "5000"}
+    httpserver.expect_oneshot_request(comments).respond_with_json(
+        {"message": "API rate limit exceeded"}, status=403, headers=limited
+    )
+    httpserver.expect_request(comments, method="GET").respond_with_json([])
+    httpserver.expect_request(f"{issue}/comments", method="POST").respond_with_json(
+        comment_json(httpserver, "x"), status=201
+    )
+    code, output = post(httpserver, tmp_path, capsys)
+    assert code == 0, output
+    assert requests(httpserver) == [("GET", comments)] * 3 + [("POST", comments)]
+
+
+def test_bounded_retries_then_a_clear_error(httpserver: HTTPServer, tmp_path: Path, capsys) -> None:
+    comments = f"/repos/{REPO}/issues/5/comments"
+    httpserver.expect_request(comments).respond_with_response(Response("down", status=503))
+    code, output = post(httpserver, tmp_path, capsys)
+    assert code == 3 and "owner/compiler#5" in output and "kept failing" in output
+    assert len(httpserver.log) == 3  # the first try and two retries
+
+
+def test_bodies_fit_githubs_limit_with_fences_closed() -> None:
+    body = safe_body("```\n" + "x" * 100_000, 5, "k")
+    assert len(body) <= MAX_BODY
+    assert body.count("```") % 2 == 0 and "truncated" in body
+
+
+def test_xpass_comments_on_the_upstream_issue(tmp_path: Path, capsys) -> None:
+    upstream = "https://github.com/intel/intel-xpu-backend-for-triton/issues/3449"
+    item = {"case": "scratch_overflow", "expectation": "compiles", "target": "xpu:pvc", "outcome": "XPASS",
+            "message": "looks fixed", "toolchain": {"triton": "3.4.0"}, "upstream": upstream}  # fmt: skip
+    results = {"items": [item]}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(results))
+    assert main(["comment", "xpass", str(path), "--dry-run"]) == 0
+    output = capsys.readouterr().out
+    assert "would post on intel/intel-xpu-backend-for-triton#3449" in output and "triton 3.4.0" in output
+
+
+def test_regressions_are_one_comment_with_their_bisect_reports(tmp_path: Path, capsys) -> None:
+    items = [
+        {"case": "scalar_mask", "expectation": "numerics", "target": "cpu:interpreter", "outcome": "FAIL",
+         "failure_kind": "RUNTIME_ERROR", "message": "mask has unsupported dtype @team"},
+        {"case": "vector_add", "expectation": "compiles", "target": "cuda:sm_90", "outcome": "PASS"},
+    ]  # fmt: skip
+    (tmp_path / "results.json").write_text(json.dumps({"items": items}))
+    reports = tmp_path / "bisects"
+    reports.mkdir()
+    (reports / "scalar_mask.md").write_text("First bad (fail): **triton==3.9.0**")
+    code = main(["comment", "regressions", str(tmp_path / "results.json"), "--on", "9", "--repo", REPO,
+                 "--reports", str(reports), "--dry-run"])  # fmt: skip
+    output = capsys.readouterr().out
+    assert code == 0 and output.count("would post on owner/compiler#9") == 1
+    assert "`scalar_mask` | `numerics` | `cpu:interpreter` | RUNTIME_ERROR" in output
+    assert "First bad (fail): **triton==3.9.0**" in output and "vector_add" not in output
+    assert "@\u200bteam" in output  # dry-run shows the body exactly as it would be sent
