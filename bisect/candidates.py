@@ -18,7 +18,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from kregress.jobs import cache_root
-from kregress.toolchains import META, EnvironmentCache, Toolchain
+from kregress.toolchains import META, EnvironmentCache, Toolchain, ToolchainError
 
 PYPI_JSON = "https://pypi.org/pypi"
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
@@ -189,5 +189,5 @@ def environment_ready(spec: str) -> bool:
     """Whether judging under this toolchain needs no environment build (cheap for the search)."""
     try:
         return (EnvironmentCache().root / Toolchain.parse(spec).key() / META).exists()
-    except Exception:
+    except ToolchainError:
         return False

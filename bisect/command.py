@@ -26,6 +26,7 @@ from kregress.bisect.candidates import (
     parse_version_ref,
     release_candidates,
 )
+from kregress.bisect.github import fenced
 from kregress.bisect.judging import (
     REGRESSIONS,
     CaseRun,
@@ -114,14 +115,9 @@ class Bisection:
     def report_point(self, point: Point) -> None:
         self.points[point.candidate.key] = point
         colour = {Verdict.GOOD: "green", Verdict.BAD: "red", Verdict.SKIP: "yellow"}[point.verdict]
-        detail = (
-            point.note.splitlines()[0]
-            if point.note
-            else (point.observation.summary() if point.observation else "")
-        )
-        votes = f" votes {'/'.join(v.value for v in point.votes)}" if len(point.votes) > 1 else ""
         self.console.print(
-            f"  {point.candidate.label}: [{colour}]{point.verdict.value}[/]{votes}  {detail[:200]}"
+            f"  {point.candidate.label}: [{colour}]{point.verdict.value}[/]{point.shown_votes()}  "
+            f"{point.describe()[:200]}"
         )
 
 
@@ -173,15 +169,8 @@ def markdown(
         point = bisection.points.get(candidate.key)
         if point is None:
             continue
-        votes = f" ({'/'.join(v.value for v in point.votes)})" if len(point.votes) > 1 else ""
-        outcome = (
-            point.note.splitlines()[0]
-            if point.note
-            else (point.observation.summary() if point.observation else "")
-        )
-        lines.append(
-            f"| {candidate.label} | {point.verdict.value}{votes} | {outcome.replace('|', '/')[:300]} |"
-        )
+        outcome = point.describe().replace("|", "/")[:300]
+        lines.append(f"| {candidate.label} | {point.verdict.value}{point.shown_votes()} | {outcome} |")
     good_point, bad_point = bisection.points.get(good.key), bisection.points.get(culprit.key)
     if good_point and bad_point:
         changes = changed_values(good_point, bad_point)
@@ -189,16 +178,11 @@ def markdown(
             lines += ["", "Measured values that changed:", *(f"- {c}" for c in changes)]
         if bad_point.observation:
             excerpt = "\n".join(m for m in bad_point.observation.messages.values() if m)[:MAX_EXCERPT]
-            lines += ["", f"Outcome at {culprit.label}:", "```", excerpt.replace("```", "'''"), "```"]
+            lines += ["", f"Outcome at {culprit.label}:", fenced(excerpt)]
     spec = bisection.toolchain(culprit) if culprit.toolchain or result.exact else None
     if spec:
-        lines += [
-            "",
-            "Reproduce:",
-            "```",
-            shlex.join(bisection.run.command(spec)[1:]).replace("-m pytest", "pytest", 1),
-            "```",
-        ]
+        command = shlex.join(bisection.run.command(spec)[1:]).replace("-m pytest", "pytest", 1)
+        lines += ["", "Reproduce:", fenced(command)]
     lines.append(
         f"\n{result.calls} points judged in {result.rounds} rounds, after both ends, "
         f"over {len(candidates)} candidates."
@@ -208,9 +192,6 @@ def markdown(
 
 def command_bisect(args: argparse.Namespace) -> int:
     console = Console(stderr=True, highlight=False)
-    if args.regress not in REGRESSIONS:
-        console.print(f"kregress bisect: --regress must be one of {', '.join(REGRESSIONS)}")
-        return EXIT_USAGE
     if args.jobs < 1 or args.reruns < 1:
         console.print("kregress bisect: --jobs and --reruns must be at least 1")
         return EXIT_USAGE
@@ -276,12 +257,7 @@ def command_bisect(args: argparse.Namespace) -> int:
     for candidate in candidates:
         point = bisection.points.get(candidate.key)
         if point:
-            outcome = (
-                point.note.splitlines()[0]
-                if point.note
-                else (point.observation.summary() if point.observation else "")
-            )
-            table.add_row(candidate.label, point.verdict.value, outcome[:120])
+            table.add_row(candidate.label, point.verdict.value + point.shown_votes(), point.describe()[:120])
     console.print(table)
     print(text)
     if args.markdown:
@@ -306,7 +282,7 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--target", "-t", help="judge on this target (default: every target of --backend cpu)"
     )
     bisect.add_argument(
-        "--regress", default="fail", metavar="{fail,pass,crash,error}",
+        "--regress", default="fail", choices=REGRESSIONS,
         help="the outcome that counts as bad: fail (default), pass (to find a fix), crash, error",
     )  # fmt: skip
     bisect.add_argument("--corpus", type=Path, default=Path("corpus"), help="default: corpus")

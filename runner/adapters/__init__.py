@@ -95,12 +95,11 @@ def elf_sections(blob: bytes) -> dict[str, tuple[int, int, int]]:
     entsize, count, names_index = struct.unpack_from("<HHH", blob, 0x3A)
     headers = [struct.unpack_from("<IIQQQQIIQQ", blob, shoff + i * entsize) for i in range(count)]
     names_at = headers[names_index][4]
+    return {c_string(blob, names_at + h[0]): (h[4], h[5], h[7]) for h in headers}
 
-    def name(offset: int) -> str:
-        start = names_at + offset
-        return blob[start : blob.index(b"\0", start)].decode()
 
-    return {name(h[0]): (h[4], h[5], h[7]) for h in headers}
+def c_string(blob: bytes, start: int) -> str:
+    return blob[start : blob.index(b"\0", start)].decode()
 
 
 def cubin_figures(cubin: bytes, kernel: str) -> dict[str, Any]:
@@ -134,6 +133,5 @@ def symbol_names(blob: bytes, sections: dict[str, tuple[int, int, int]]) -> dict
     names = {}
     for index in range(table_size // 24):
         (name_offset,) = struct.unpack_from("<I", blob, table + 24 * index)
-        start = strings + name_offset
-        names[index] = blob[start : blob.index(b"\0", start)].decode()
+        names[index] = c_string(blob, strings + name_offset)
     return names

@@ -254,7 +254,6 @@ def measure(compiled: Any, target: Any) -> tuple[dict[str, int], dict[str, Any]]
         "num_warps": num_warps,
         "threads_per_block": threads,
         "build_flags": getattr(meta, "build_flags", None),
-        "n_regs": getattr(compiled, "n_regs", None),
     }
     if "registers" in metrics:
         artifacts["registers"] = metrics["registers"]
@@ -304,13 +303,14 @@ def ocloc_front(folder: Path, device_arch: str, spirv: bytes) -> OclocFront:
         if done.returncode != 0 or not built.exists() or binary_kind(built.read_bytes()) == "spirv":
             last = (done.stdout + done.stderr).strip().splitlines()[-1:] or [""]
             why_not = f"{real} cannot build native code here (exit {done.returncode}: {last[0][:200]})"
-    front = folder / "ocloc"
-    front.write_text(f"#!{sys.executable}\n" + (Path(__file__).parent / "ocloc_front.py").read_text())
-    front.chmod(0o755)
+    front = OclocFront(folder, real, why_not)
+    script = folder / "ocloc"
+    script.write_text(f"#!{sys.executable}\n" + (Path(__file__).parent / "ocloc_front.py").read_text())
+    script.chmod(0o755)
     os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
-    os.environ["KREGRESS_OCLOC_LOG"] = str(folder / "invocations.jsonl")
+    os.environ["KREGRESS_OCLOC_LOG"] = str(front.log)
     os.environ["KREGRESS_OCLOC_REAL"] = real if why_not is None else ""
-    return OclocFront(folder, real, why_not)
+    return front
 
 
 @dataclass
@@ -413,8 +413,8 @@ def compile_kernel(kernel: Any, session: Session, out_dir: Path) -> list[ConfigR
                 result.status = "compile_error"
                 result.error_type = type(exc).__name__
                 result.message = str(exc)[-4000:]
-            else:
-                result.seconds = time.perf_counter() - started
+            result.seconds = time.perf_counter() - started
+            if result.status == "ok":
                 try:
                     result.metrics, result.artifacts = measure(compiled, target)
                     describe_artifacts(result, compiled, session, seen_before)
@@ -430,8 +430,6 @@ def compile_kernel(kernel: Any, session: Session, out_dir: Path) -> list[ConfigR
                         name = f"config{index}.{stage}"
                         (out_dir / name).write_text(text)
                         result.ir[stage] = name
-        if result.status != "ok":
-            result.seconds = time.perf_counter() - started
         results.append(result)
     return results
 
