@@ -2,6 +2,7 @@
 
 A manifest names attributes of repro.py: a `kernel` is a TritonKernel or TileLangKernel, a `check`
 is a function `(device) -> (actual, expected)`, a perf `subject`/`baseline` is a Benchmark.
+A check or benchmark that cannot run here raises `Unsupported(reason)`: a SKIP saying why.
 """
 
 from __future__ import annotations
@@ -9,6 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+
+class Unsupported(Exception):
+    """This environment cannot build or run this: the item is SKIPPED with this reason, never FAILED."""
 
 
 @dataclass(frozen=True)

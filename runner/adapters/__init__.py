@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
-class Unsupported(Exception):
-    """This environment cannot build this target: the item is SKIPPED with this reason, never FAILED."""
+from kregress.case import Unsupported as Unsupported  # raised by adapters and by repro checks
 
 
 class MeasurementError(Exception):
