@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.bisect.github import Reporter, ReportError, Target, fenced, issue_of, safe_body
+from kregress.results import report_name
 
 EXIT_POSTED, EXIT_GITHUB, EXIT_USAGE = 0, 3, 64
 
@@ -48,11 +49,16 @@ def xpass_reports(results: dict[str, Any]) -> list[tuple[Target, str, str]]:
 
 
 def regressions_report(results: dict[str, Any], reports: Path | None) -> str | None:
-    failed = [i for i in results.get("items", []) if i.get("outcome") == "FAIL"]
+    """The FAILs of a results file, or only the new ones of a `kregress compare --json` file,
+    each followed by its bisect report when the reports folder has one."""
+    if "kregress_changes" in results:
+        failed, title = results.get("new_fail", []), "new failures"
+    else:
+        failed, title = [i for i in results.get("items", []) if i.get("outcome") == "FAIL"], "failures"
     if not failed:
         return None
     lines = [
-        "### kregress nightly: new failures",
+        f"### kregress nightly: {title}",
         "",
         "| case | expectation | target | failure |",
         "|---|---|---|---|",
@@ -66,8 +72,9 @@ def regressions_report(results: dict[str, Any], reports: Path | None) -> str | N
             f"**{item['case']} / {item['expectation']} on {item['target']}**",
             fenced(item.get("message", "")),
         ]
-        bisected = reports / f"{item['case']}.md" if reports else None
-        if bisected and bisected.exists():
+        candidates = [report_name(item["case"], item["target"]), f"{item['case']}.md"] if reports else []
+        bisected = next((reports / name for name in candidates if (reports / name).exists()), None)
+        if bisected:
             lines += ["", bisected.read_text()]
     return "\n".join(lines)
 
@@ -124,10 +131,16 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         "--key", required=True, help="what the comment is about (e.g. case:target): one comment per key"
     )
     xpass = kinds.add_parser("xpass", help="'looks fixed' on the upstream issue of every XPASS")
-    regressions = kinds.add_parser("regressions", help="one comment listing a nightly run's failures")
-    for parser in (xpass, regressions):
-        parser.add_argument("results", type=Path, help="results file from pytest --kregress-json")
-    regressions.add_argument("--reports", type=Path, help="folder of bisect reports named <case>.md")
+    regressions = kinds.add_parser(
+        "regressions", help="one comment listing a run's failures (only the new ones, given compare --json)"
+    )
+    xpass.add_argument("results", type=Path, help="results file from pytest --kregress-json")
+    regressions.add_argument(
+        "results", type=Path, help="results file (every FAIL) or `kregress compare --json` file (new FAILs)"
+    )
+    regressions.add_argument(
+        "--reports", type=Path, help="folder of bisect reports named <case>.<target>.md (':' as '-')"
+    )
     for parser in (post, regressions):
         parser.add_argument("--on", required=True, help="issue or PR: a URL, or a number with --repo")
     for parser in (post, xpass, regressions):

@@ -1,14 +1,16 @@
 """The `kregress` command: look at the corpus and the matrix without running any compiler.
 
-Judging is `pytest corpus/ --backend ...`; this command checks, lists and bisects.
-Exit codes: 0 fine, 2 an invalid manifest or matrix file, 3 a toolchain that cannot be installed,
-64 usage error; `kregress bisect` documents its own (0 found, 1 not found, 3 infrastructure).
+Judging is `pytest corpus/ --backend ...`; this command checks, lists, compares and bisects.
+Exit codes: 0 fine, 2 an invalid manifest, matrix or results file, 3 a toolchain that cannot be
+installed, 64 usage error; `kregress compare` exits 1 when something newly FAILs, and
+`kregress bisect` documents its own (0 found, 1 not found, 3 infrastructure).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -16,7 +18,16 @@ from pathlib import Path
 from kregress.bisect.command import add_parser as add_bisect_parser
 from kregress.bisect.comment import add_parser as add_comment_parser
 from kregress.manifest import load_case
-from kregress.matrix import load_matrix
+from kregress.matrix import load_matrix, nightly_jobs, runner_for
+from kregress.results import (
+    ResultsError,
+    bisect_requests,
+    compare,
+    load_results,
+    merge,
+    package_of,
+    render_changes,
+)
 from kregress.schema import SchemaError
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
@@ -51,6 +62,57 @@ def command_targets(args: argparse.Namespace) -> int:
     for backend, entry in matrix.backends.items():
         print(f"--backend {backend}: {', '.join(entry.targets)}")
     return 0
+
+
+def command_matrix(args: argparse.Namespace) -> int:
+    """The nightly jobs as a workflow matrix, or the runner labels for one target."""
+    matrix = load_matrix(args.matrix)
+    if args.runner_for:
+        try:
+            name = runner_for(matrix, args.runner_for)
+        except ValueError as exc:
+            print(f"kregress matrix: {exc}", file=sys.stderr)
+            return 64
+        value = json.dumps(matrix.runners[name].labels)
+        key = "labels"
+    else:
+        value = json.dumps({"include": nightly_jobs(matrix)})
+        key = "matrix"
+    print(value)
+    if args.github_output:
+        with open(os.environ.get("GITHUB_OUTPUT") or os.devnull, "a") as handle:
+            handle.write(f"{key}={value}\n")
+    return 0
+
+
+def command_compare(args: argparse.Namespace) -> int:
+    """Merge this run's result files, compare with earlier runs, say what is new."""
+    try:
+        current = merge([load_results(path) for path in args.results])
+        previous = [merge([load_results(path)]) for path in args.previous]
+    except ResultsError as exc:
+        print(f"kregress compare: {exc}", file=sys.stderr)
+        return 2
+    changes = compare(current, previous, window=args.window)
+    markdown = render_changes(changes)
+    print(markdown)
+    if args.merged:
+        write(args.merged, json.dumps(current, indent=2))
+    if args.json:
+        write(args.json, json.dumps(changes.as_dict(), indent=2))
+    if args.markdown:
+        write(args.markdown, markdown + "\n")
+    if args.bisect_requests:
+        matrix = load_matrix(args.matrix)
+        packages = {name: package_of(t.toolchain, "") for name, t in matrix.targets.items() if t.toolchain}
+        requests = bisect_requests(changes, previous, packages)
+        write(args.bisect_requests, json.dumps({"include": requests}))
+    return 1 if changes.new_fail else 0
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
 
 
 def command_envs_build(args: argparse.Namespace) -> int:
@@ -110,6 +172,33 @@ def parser() -> argparse.ArgumentParser:
     check.set_defaults(run=command_check)
     targets = commands.add_parser("targets", help="list the matrix's targets, limits and backends")
     targets.set_defaults(run=command_targets)
+    jobs = commands.add_parser(
+        "matrix",
+        help="the nightly jobs (one per runner) as a GitHub Actions matrix",
+        description='Print {"include": [...]} for strategy.matrix: one job per runner of the matrix file, '
+        "with its labels, backend, targets and the pytest arguments that judge them.",
+    )
+    jobs.add_argument("--runner-for", metavar="TARGET", help="print only the labels of the runner for TARGET")
+    jobs.add_argument("--github-output", action="store_true", help="also append it to $GITHUB_OUTPUT")
+    jobs.set_defaults(run=command_matrix)
+    comparing = commands.add_parser(
+        "compare",
+        help="what is new since earlier runs: new FAIL, fixed, new XPASS, flaky",
+        description="Merge RESULTS (one run, e.g. one file per runner; an item judged twice keeps every "
+        "attempt) and compare with --previous runs. Flaky: attempts in this run disagree, or the item "
+        "flipped between PASS and FAIL twice in the window. Exit 0 nothing newly FAILs, 1 something "
+        "does, 2 a results file is unreadable, 64 usage.",
+    )
+    comparing.add_argument("results", nargs="+", type=Path, help="this run's --kregress-json files")
+    comparing.add_argument("--previous", nargs="*", type=Path, default=[], help="earlier runs' files")
+    comparing.add_argument("--window", type=int, default=5, help="earlier runs read (default 5)")
+    comparing.add_argument("--json", type=Path, help="write the changes as JSON")
+    comparing.add_argument("--markdown", type=Path, help="write the changes as markdown")
+    comparing.add_argument("--merged", type=Path, help="write the merged run (the next run's --previous)")
+    comparing.add_argument(
+        "--bisect-requests", type=Path, help="write {include: [case, target, good, bad]} for each new FAIL"
+    )
+    comparing.set_defaults(run=command_compare)
     envs = commands.add_parser("envs", help="toolchain environments: build, list, prune")
     env_commands = envs.add_subparsers(dest="envs_command", required=True)
     build = env_commands.add_parser("build", help="build (or find) a toolchain's environment, print its path")

@@ -75,6 +75,30 @@ class Matrix(Strict):
         return [self.named[n] for n in entry.targets] if entry else []
 
 
+def nightly_jobs(matrix: Matrix) -> list[dict[str, Any]]:
+    """One nightly job per runner, shaped for a workflow's `strategy.matrix.include`."""
+    jobs = []
+    for name, runner in matrix.runners.items():
+        targets = runner.targets or [t.name for t in matrix.targets_for(runner.backend)]
+        args = ["--backend", runner.backend] if runner.targets is None else [
+            part for target in targets for part in ("--target", target)
+        ]  # fmt: skip
+        jobs.append({"runner": name, "labels": runner.labels, "backend": runner.backend,
+                     "hosted": runner.hosted, "targets": targets, "pytest-args": " ".join(args)})  # fmt: skip
+    return jobs
+
+
+def runner_for(matrix: Matrix, target: str) -> str:
+    """The runner to judge `target` on: a hosted one when it carries the target (compile-only
+    targets cost no GPU time), otherwise the first self-hosted one that does."""
+    if target not in matrix.targets:
+        raise ValueError(f"unknown target {target!r}; known: {', '.join(sorted(matrix.targets))}")
+    carriers = [job for job in nightly_jobs(matrix) if target in job["targets"]]
+    if not carriers:
+        raise ValueError(f"no runner in the matrix carries {target!r}")
+    return min(carriers, key=lambda job: not job["hosted"])["runner"]
+
+
 DEFAULT_MATRIX = Path(str(resources.files("kregress") / "matrix.toml"))
 
 
@@ -83,4 +107,7 @@ def load_matrix(path: Path | None = None) -> Matrix:
     return parse(Matrix, path, read_toml(path))
 
 
-__all__ = ["BACKENDS", "DEFAULT_MATRIX", "Matrix", "SchemaError", "Target", "load_matrix"]
+__all__ = [
+    "BACKENDS", "DEFAULT_MATRIX", "Matrix", "SchemaError", "Target",
+    "load_matrix", "nightly_jobs", "runner_for",
+]  # fmt: skip

@@ -6,16 +6,20 @@ Runs on the controller only; with xdist each worker ships its items' records thr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import platform
+import subprocess
 import time
 from collections import Counter
 from typing import Any
 
 import pytest
 
+from kregress.results import WORST_FIRST
+
 SYMBOL = {"PASS": "✅", "FAIL": "❌", "XFAIL": "⚠️", "XPASS": "🎉", "SKIP": "⏭️", "ERROR": "💥"}
-WORST_FIRST = ("ERROR", "FAIL", "XPASS", "XFAIL", "PASS", "SKIP")
 
 
 def outcome_of(report: pytest.TestReport) -> str | None:
@@ -75,6 +79,8 @@ class ResultsCollector:
             "backend": self.config.getoption("backend"),
             "targets": [t for t in self.config.getoption("target")] or None,
             "toolchain": self.config.getoption("toolchain"),
+            "runner": os.environ.get("KREGRESS_RUNNER") or os.environ.get("RUNNER_NAME") or platform.node(),
+            "corpus_sha": corpus_sha(self.config.rootpath),
             "started": self.started,
             "seconds": round(time.time() - self.started, 3),
             "counts": dict(Counter(r["outcome"] for r in items)),
@@ -113,6 +119,18 @@ class ResultsCollector:
         ]
         if written and items:
             terminalreporter.line(f"kregress results written to {', '.join(written)}")
+
+
+def corpus_sha(root: Any) -> str | None:
+    """The commit of the corpus that ran, so a history can tell a corpus change from a compiler's."""
+    if os.environ.get("GITHUB_SHA"):
+        return os.environ["GITHUB_SHA"]
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        command = ["git", "rev-parse", "HEAD"]
+        done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=10, check=False)
+        if done.returncode == 0:
+            return done.stdout.strip()
+    return None
 
 
 def render_markdown(document: dict[str, Any]) -> str:

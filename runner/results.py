@@ -1,0 +1,240 @@
+"""Corpus runs compared: what is new since the last run (new FAIL, fixed, new XPASS, flaky).
+
+One comparison serves the nightly workflow (`kregress compare`), the history page (`kregress
+report`) and the PR comment, so "new FAIL" means the same thing everywhere. Results are the JSON
+documents `pytest --kregress-json` writes; several (one per runner, or a rerun) merge into one run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+Key = tuple[str, str, str]  # case, expectation, target
+HELD = ("PASS", "XFAIL", "XPASS")  # outcomes where the expectation did not newly break
+
+
+class ResultsError(Exception):
+    """A results file that is not one kregress wrote: names the file and what is wrong."""
+
+
+def key_of(item: dict[str, Any]) -> Key:
+    return item["case"], item["expectation"], item["target"]
+
+
+def shown_key(key: Key) -> str:
+    return f"{key[0]} / {key[1]} on {key[2]}"
+
+
+def report_name(case: str, target: str) -> str:
+    """File name of a bisect report: artifact names and paths may not hold ':'."""
+    return f"{case}.{target.replace(':', '-')}.md"
+
+
+def load_results(path: Path) -> dict[str, Any]:
+    try:
+        document = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"{path}: cannot read results: {exc}") from None
+    if not isinstance(document, dict) or "kregress" not in document:
+        raise ResultsError(f"{path}: not a kregress results file (no 'kregress' field)")
+    items = document.get("items")
+    if not isinstance(items, list):
+        raise ResultsError(f"{path}: 'items' must be a list")
+    for index, item in enumerate(items):
+        missing = [k for k in ("case", "expectation", "target", "outcome") if k not in item]
+        if missing:
+            raise ResultsError(f"{path}: items[{index}] lacks {', '.join(missing)}")
+    return document
+
+
+def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    """One run from the documents of its jobs. An item judged more than once (a rerun, or a
+    compile target two runners share) keeps every outcome in `attempts`; its `outcome` is the
+    worst, so a failure is never hidden by a later pass."""
+    by_key: dict[Key, list[dict[str, Any]]] = defaultdict(list)
+    for document in documents:
+        for item in document["items"]:
+            by_key[key_of(item)].append(item)
+    items = []
+    for records in by_key.values():
+        worst = min(records, key=lambda r: severity(r["outcome"]))
+        merged = dict(worst)
+        outcomes = [r["outcome"] for r in records]
+        if len(records) > 1:
+            merged["attempts"] = outcomes
+        items.append(merged)
+    return {
+        "kregress": 1,
+        "started": min((d.get("started") or 0 for d in documents), default=0),
+        "runs": [
+            {k: d.get(k) for k in ("backend", "targets", "toolchain", "started", "runner", "corpus_sha")}
+            for d in documents
+        ],
+        "items": items,
+    }
+
+
+WORST_FIRST = ("ERROR", "FAIL", "XPASS", "XFAIL", "PASS", "SKIP")
+
+
+def severity(outcome: str) -> int:
+    return WORST_FIRST.index(outcome) if outcome in WORST_FIRST else 0
+
+
+@dataclass
+class Change:
+    key: Key
+    now: str
+    was: str | None  # None: the item did not exist in the previous runs
+    item: dict[str, Any]
+    reason: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        case, expectation, target = self.key
+        return {"case": case, "expectation": expectation, "target": target, "now": self.now,
+                "was": self.was, "reason": self.reason, "message": self.item.get("message", ""),
+                "failure_kind": self.item.get("failure_kind"), "upstream": self.item.get("upstream"),
+                "toolchain": self.item.get("toolchain") or {}}  # fmt: skip
+
+
+@dataclass
+class Changes:
+    new_fail: list[Change] = field(default_factory=list)
+    fixed: list[Change] = field(default_factory=list)
+    new_xpass: list[Change] = field(default_factory=list)
+    new_error: list[Change] = field(default_factory=list)
+    flaky: list[Change] = field(default_factory=list)
+    still_failing: int = 0
+    compared_with: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        lists = ("new_fail", "fixed", "new_xpass", "new_error", "flaky")
+        return {
+            "kregress_changes": 1,
+            "compared_with": self.compared_with,
+            "still_failing": self.still_failing,
+            **{name: [c.as_dict() for c in getattr(self, name)] for name in lists},
+        }
+
+
+def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int = 5) -> Changes:
+    """`previous` are earlier merged runs in any order; the newest `window` of them are read.
+
+    An item is flaky when its attempts in this run disagree on PASS vs FAIL, or when it flipped
+    between the two at least twice over the window: it is reported, never bisected."""
+    earlier = sorted(previous, key=lambda d: d.get("started") or 0)[-window:] if window else []
+    history: dict[Key, list[str]] = defaultdict(list)
+    for document in earlier:
+        for item in document["items"]:
+            history[key_of(item)].append(item["outcome"])
+    changes = Changes(compared_with=len(earlier))
+    for item in sorted(current["items"], key=key_of):
+        key, now = key_of(item), item["outcome"]
+        past = history.get(key, [])
+        was = past[-1] if past else None
+        attempts = item.get("attempts") or [now]
+        if "FAIL" in attempts and any(a in HELD for a in attempts):
+            changes.flaky.append(Change(key, now, was, item, f"attempts in this run: {', '.join(attempts)}"))
+            continue
+        flips = flip_count([*past, now])
+        if flips >= 2 and now in ("FAIL", "PASS"):
+            sequence = " → ".join([*past, now])
+            changes.flaky.append(Change(key, now, was, item, f"last {len(past) + 1} runs: {sequence}"))
+            continue
+        if now == "FAIL":
+            if was == "FAIL":
+                changes.still_failing += 1
+            else:
+                changes.new_fail.append(Change(key, now, was, item))
+        elif now == "PASS" and was == "FAIL":
+            changes.fixed.append(Change(key, now, was, item))
+        elif now == "XPASS" and was != "XPASS":
+            changes.new_xpass.append(Change(key, now, was, item))
+        elif now == "ERROR" and was != "ERROR":
+            changes.new_error.append(Change(key, now, was, item))
+    return changes
+
+
+def flip_count(outcomes: list[str]) -> int:
+    """How often an item went between FAIL and a held outcome (SKIP and ERROR are ignored)."""
+    judged = ["FAIL" if o == "FAIL" else "held" for o in outcomes if o == "FAIL" or o in HELD]
+    return sum(1 for a, b in itertools.pairwise(judged) if a != b)
+
+
+def bisect_requests(changes: Changes, previous: list[dict[str, Any]], packages: dict[str, str]) -> list[dict]:
+    """For each new FAIL, the toolchain range to bisect: where it last held → where it fails now.
+
+    `packages` maps a target to the package that builds it (triton-xpu for xpu targets). Left
+    out: a new FAIL whose toolchain did not change (the corpus did), and one judged with a local
+    build (`--toolchain PATH`), whose range is commits, not releases."""
+    last_held: dict[Key, dict[str, str]] = {}
+    for document in sorted(previous, key=lambda d: d.get("started") or 0):
+        for item in document["items"]:
+            if item["outcome"] in HELD:
+                last_held[key_of(item)] = item.get("toolchain") or {}
+    requests = []
+    for change in changes.new_fail:
+        case, expectation, target = change.key
+        framework = change.item.get("framework", "triton")  # the key of its version in `toolchain`
+        package = packages.get(target, framework)
+        good = last_held.get(change.key, {}).get(framework)
+        bad = (change.item.get("toolchain") or {}).get(framework)
+        if not good or not bad or good == bad or change.item.get("toolchain_spec"):
+            continue
+        requests.append({"case": case, "expectation": expectation, "target": target,
+                         "good": f"{package}=={good}", "bad": f"{package}=={bad}",
+                         "report": report_name(case, target)})  # fmt: skip
+    return requests
+
+
+def package_of(requirement: str | None, default: str) -> str:
+    if not requirement:
+        return default
+    try:
+        return Requirement(requirement).name
+    except InvalidRequirement:
+        return default
+
+
+def render_changes(changes: Changes) -> str:
+    """Markdown for the step summary and the comments: the new things first, counts last."""
+    sections = [
+        ("❌ New FAIL", changes.new_fail),
+        ("✅ Fixed (FAIL → PASS)", changes.fixed),
+        ("🎉 New XPASS (a known-bad case now passes)", changes.new_xpass),
+        ("💥 New ERROR (the harness, not the compiler)", changes.new_error),
+        ("🎲 Flaky (reported, not bisected)", changes.flaky),
+    ]
+    earlier = f"compared with {changes.compared_with} earlier run(s)"
+    lines = [f"### kregress: new since the last run ({earlier})", ""]
+    for title, entries in sections:
+        if not entries:
+            continue
+        lines += [f"#### {title}: {len(entries)}", "", "| case | expectation | target | was | detail |",
+                  "|---|---|---|---|---|"]  # fmt: skip
+        for change in entries:
+            detail = change.reason or first_line(change.item.get("message", ""))
+            case, expectation, target = change.key
+            was = change.was or "new"
+            lines.append(f"| `{case}` | `{expectation}` | `{target}` | {was} | {cell(detail)} |")
+        lines.append("")
+    if not any(entries for _, entries in sections):
+        lines += ["Nothing changed.", ""]
+    lines.append(f"Still failing as before: {changes.still_failing}.")
+    return "\n".join(lines)
+
+
+def first_line(text: str) -> str:
+    return next((line for line in text.splitlines() if line.strip()), "")
+
+
+def cell(text: str, limit: int = 200) -> str:
+    text = text.replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
