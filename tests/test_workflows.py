@@ -1,0 +1,177 @@
+"""The workflows in .github/workflows, checked without GitHub: actionlint (with shellcheck on every
+`run:` script) passes on each and fails on a broken one; permissions, pins and the untrusted-PR
+split hold; the nightly matrix comes from runner/matrix.toml with the keys the workflows use."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kregress.matrix import load_matrix, nightly_jobs, runner_for
+from kregress.results import Change, Changes, bisect_requests
+
+REPO = Path(__file__).resolve().parent.parent
+WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
+BIN = Path(sys.executable).parent
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+(/[\w./-]+)?@(v\d+\.\d+\.\d+|[0-9a-f]{40})$")
+
+
+def load(name: str) -> dict:
+    # YAML 1.1 reads the key `on` as True; a workflow means the string.
+    document = yaml.safe_load((REPO / ".github" / "workflows" / name).read_text())
+    if True in document:
+        document["on"] = document.pop(True)
+    return document
+
+
+def actionlint(*files: Path) -> subprocess.CompletedProcess:
+    tool = shutil.which("actionlint", path=str(BIN)) or shutil.which("actionlint")
+    shellcheck = shutil.which("shellcheck", path=str(BIN)) or shutil.which("shellcheck")
+    if not tool or not shellcheck:
+        pytest.fail("actionlint and shellcheck come with the dev extra: pip install -e '.[dev]'")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    command = [tool, "-no-color", "-oneline", "-shellcheck", shellcheck, *map(str, files)]
+    return subprocess.run(
+        command, cwd=REPO, capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+
+
+def test_the_workflows_are_all_there() -> None:
+    assert {w.name for w in WORKFLOWS} == {"ci.yml", "nightly.yml", "bisect.yml", "pr.yml", "pr-comment.yml"}
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_actionlint_passes(workflow: Path) -> None:
+    done = actionlint(workflow)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout == ""
+
+
+def test_actionlint_fails_on_broken_workflows(tmp_path: Path) -> None:
+    """The same check catches real mistakes: a job output or an input that does not exist, an
+    unquoted variable in a script. (Keys of a generated matrix it cannot know: see below.)"""
+    source = REPO / ".github" / "workflows"
+    nightly = (source / "nightly.yml").read_text()
+    nightly = nightly.replace("needs.compare.outputs.bisect-count", "needs.compare.outputs.bisect-total")
+    nightly = nightly.replace('>> "$GITHUB_STEP_SUMMARY"', ">> $GITHUB_STEP_SUMMARY")
+    bisect = (
+        (source / "bisect.yml")
+        .read_text()
+        .replace("CASE: ${{ inputs.case }}", "CASE: ${{ inputs.case_name }}")
+    )
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "nightly.yml").write_text(nightly)
+    (workflows / "bisect.yml").write_text(bisect)
+    done = actionlint(workflows / "nightly.yml", workflows / "bisect.yml")
+    assert done.returncode == 1
+    assert 'property "bisect-total" is not defined' in done.stdout
+    assert "SC2086" in done.stdout
+    assert 'property "case_name" is not defined' in done.stdout
+
+
+@pytest.mark.parametrize("workflow", WORKFLOWS, ids=lambda p: p.name)
+def test_least_privilege_and_pinned_actions(workflow: Path) -> None:
+    document = load(workflow.name)
+    assert "permissions" in document, f"{workflow.name}: no top-level permissions"
+    top = document["permissions"]
+    assert top in ({}, {"contents": "read"}), f"{workflow.name}: top-level permissions {top}"
+    for name, job in document["jobs"].items():
+        for scope, level in (job.get("permissions") or {}).items():
+            assert level in ("read", "write", "none"), f"{workflow.name}:{name}: {scope}: {level}"
+        for step in job.get("steps", []):
+            uses = step.get("uses")
+            if uses and not uses.startswith("./"):
+                assert PINNED.match(uses), f"{workflow.name}:{name}: {uses} is not pinned"
+
+
+def test_untrusted_pr_code_never_meets_a_write_token() -> None:
+    pr, comment = load("pr.yml"), load("pr-comment.yml")
+    assert set(pr["on"]) == {"pull_request"}
+    assert pr["permissions"] == {"contents": "read"}
+    assert all("permissions" not in job for job in pr["jobs"].values())
+    assert "secrets." not in (REPO / ".github" / "workflows" / "pr.yml").read_text()
+    assert pr["concurrency"]["cancel-in-progress"] is True
+    for job in pr["jobs"].values():
+        assert job["runs-on"] == "ubuntu-latest"  # never a self-hosted GPU runner
+    # The poster: triggered by the finished run, checks out only the default branch, runs no PR code.
+    assert set(comment["on"]) == {"workflow_run"}
+    assert comment["on"]["workflow_run"]["workflows"] == [pr["name"]]
+    assert comment["permissions"] == {}
+    for step in comment["jobs"]["comment"]["steps"]:
+        if step.get("uses", "").startswith("actions/checkout"):
+            assert "ref" not in step["with"]  # the default branch, never the PR's head
+        assert not re.search(r"head_sha|head\.sha|\.ci/|pytest", yaml.safe_dump(step))
+
+
+def test_nightly_jobs_come_from_the_matrix_file() -> None:
+    jobs = {job["runner"]: job for job in nightly_jobs(load_matrix())}
+    assert set(jobs) == {"cpu", "cuda-h100", "hip-mi300", "xpu-pvc", "xpu-a770"}
+    cpu = jobs["cpu"]
+    assert cpu["labels"] == ["ubuntu-latest"] and cpu["hosted"] and cpu["pytest-args"] == "--backend cpu"
+    compile_targets = {"cuda:sm_80", "cuda:sm_90", "hip:gfx942", "xpu:pvc", "xpu:dg2"}
+    assert set(cpu["targets"]) == {"cpu:interpreter", *compile_targets}
+    expected = {
+        "cuda-h100": ("cuda", ["cuda:device", "cuda:sm_90"]),
+        "hip-mi300": ("hip", ["hip:device", "hip:gfx942"]),
+        "xpu-pvc": ("xpu", ["xpu:device", "xpu:pvc"]),
+        "xpu-a770": ("xpu", ["xpu:device", "xpu:dg2"]),
+    }
+    for runner, (backend, targets) in expected.items():
+        job = jobs[runner]
+        assert job["labels"] == ["self-hosted", runner] and not job["hosted"]
+        assert job["backend"] == backend and job["targets"] == targets
+        assert job["pytest-args"] == " ".join(f"--target {t}" for t in targets)
+
+
+def test_bisects_run_where_the_target_is() -> None:
+    matrix = load_matrix()
+    assert runner_for(matrix, "cuda:device") == "cuda-h100"
+    assert runner_for(matrix, "xpu:dg2") == "cpu"  # compile-only: no GPU time spent
+    assert runner_for(matrix, "hip:device") == "hip-mi300"
+    with pytest.raises(ValueError, match="unknown target 'cuda:sm_100'"):
+        runner_for(matrix, "cuda:sm_100")
+
+
+def matrix_keys(job: dict) -> set[str]:
+    text = yaml.safe_dump(job)
+    return set(re.findall(r"matrix\.([\w-]+)", text)) | set(re.findall(r"matrix\['([\w-]+)'\]", text))
+
+
+def test_workflows_read_only_keys_the_generators_write() -> None:
+    nightly = load("nightly.yml")["jobs"]
+    job_keys = set(nightly_jobs(load_matrix())[0])
+    assert matrix_keys(nightly["corpus"]) <= job_keys, matrix_keys(nightly["corpus"]) - job_keys
+    change = Change(("c", "e", "cuda:sm_90"), "FAIL", "PASS", {"toolchain": {"triton": "3.6.0"}})
+    previous = [{"items": [{"case": "c", "expectation": "e", "target": "cuda:sm_90", "outcome": "PASS",
+                            "toolchain": {"triton": "3.5.0"}}]}]  # fmt: skip
+    request_keys = set(bisect_requests(Changes(new_fail=[change]), previous, {})[0])
+    assert matrix_keys(nightly["bisect"]) <= request_keys
+    bisect_inputs = set(load("bisect.yml")["on"]["workflow_call"]["inputs"])
+    assert set(nightly["bisect"]["with"]) <= bisect_inputs
+    assert {"case", "target", "good", "bad"} <= bisect_inputs
+    assert set(load("bisect.yml")["on"]["workflow_dispatch"]["inputs"]) == bisect_inputs
+
+
+def test_ci_workflow_runs_the_readme_test_command() -> None:
+    readme = (REPO / "README.md").read_text()
+    command = "bash .ci/setup && .venv/bin/pytest tests/ -n auto"
+    assert command in readme
+    steps = load("ci.yml")["jobs"]["tests"]["steps"]
+    assert any(step.get("run") == command for step in steps)
+
+
+def test_light_jobs_need_no_compiler() -> None:
+    """The plan, compare and comment jobs install kregress without torch or triton."""
+    code = "import sys, kregress.cli; print(sorted({'torch', 'triton', 'numpy'} & set(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
