@@ -17,8 +17,12 @@ from pathlib import Path
 
 from kregress.bisect.command import add_parser as add_bisect_parser
 from kregress.bisect.comment import add_parser as add_comment_parser
+from kregress.history import HistoryError, default_path, recent_runs, store
 from kregress.manifest import load_case
 from kregress.matrix import load_matrix, nightly_jobs, runner_for
+from kregress.page import build as build_page
+from kregress.page import render_html
+from kregress.page import render_markdown as render_page_markdown
 from kregress.results import (
     ResultsError,
     bisect_requests,
@@ -110,6 +114,55 @@ def command_compare(args: argparse.Namespace) -> int:
     return 1 if changes.new_fail else 0
 
 
+def history_file(args: argparse.Namespace) -> Path:
+    return args.history or default_path()
+
+
+def command_history_add(args: argparse.Namespace) -> int:
+    """Store result files: each as a run, or with --merge all of them as one run."""
+    try:
+        documents = [load_results(path) for path in args.results]
+    except ResultsError as exc:
+        print(f"kregress history: {exc}", file=sys.stderr)
+        return 2
+    path = history_file(args)
+    batches = [(merge(documents), ", ".join(map(str, args.results)))] if args.merge else [
+        (document, str(source)) for document, source in zip(documents, args.results, strict=True)
+    ]  # fmt: skip
+    for document, source in batches:
+        run_id = store(path, document, source=source)
+        print(f"stored run {run_id} ({len(document['items'])} items) from {source} in {path}")
+    return 0
+
+
+def command_history_runs(args: argparse.Namespace) -> int:
+    for run in recent_runs(history_file(args), args.limit):
+        counts: dict[str, int] = {}
+        for item in run["items"]:
+            counts[item["outcome"]] = counts.get(item["outcome"], 0) + 1
+        shown = ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
+        started = time.strftime("%Y-%m-%d %H:%M", time.gmtime(run["started"]))
+        print(f"{run['id']:5}  {started}  {run['runner'] or '?':14} {shown}")
+    return 0
+
+
+def command_report(args: argparse.Namespace) -> int:
+    """Render the matrix page (HTML) and its markdown from the history."""
+    runs = recent_runs(history_file(args), args.runs)
+    matrix = build_page(runs)
+    if args.html:
+        folder = args.html.endswith(("/", os.sep)) or Path(args.html).is_dir()
+        target = Path(args.html) / "index.html" if folder else Path(args.html)
+        write(target, render_html(matrix))
+        print(f"wrote {target} ({len(matrix.cases)} cases × {len(matrix.columns)} columns, {len(runs)} runs)")
+    if args.markdown:
+        write(args.markdown, render_page_markdown(matrix))
+        print(f"wrote {args.markdown}")
+    if not args.html and not args.markdown:
+        print(render_page_markdown(matrix))
+    return 0
+
+
 def write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
@@ -199,6 +252,32 @@ def parser() -> argparse.ArgumentParser:
         "--bisect-requests", type=Path, help="write {include: [case, target, good, bad]} for each new FAIL"
     )
     comparing.set_defaults(run=command_compare)
+    history = commands.add_parser(
+        "history",
+        help="the SQLite history of runs: add result files, list runs",
+        description="Runs are stored by `pytest --history [PATH]` or `kregress history add`; "
+        "default file: ~/.cache/kregress/history.sqlite (KREGRESS_CACHE_DIR moves it).",
+    )
+    history_commands = history.add_subparsers(dest="history_command", required=True)
+    add = history_commands.add_parser("add", help="store --kregress-json files")
+    add.add_argument("results", nargs="+", type=Path, help="results files")
+    add.add_argument("--merge", action="store_true", help="store the files as one run (one per runner)")
+    add.set_defaults(run=command_history_add)
+    runs = history_commands.add_parser("runs", help="list the newest runs")
+    runs.add_argument("--limit", type=int, default=20, help="how many (default 20)")
+    runs.set_defaults(run=command_history_runs)
+    report = commands.add_parser(
+        "report",
+        help="the matrix page: cases × targets and toolchains, trends, new since the last run",
+        description="Render the newest --runs runs of the history as one self-contained HTML file "
+        "(--html FILE, or a folder for index.html) and/or markdown; markdown on stdout by default.",
+    )
+    report.add_argument("--runs", type=int, default=20, help="runs shown in trends (default 20)")
+    report.add_argument("--html", help="HTML file, or a folder (trailing /) to write index.html into")
+    report.add_argument("--markdown", type=Path, help="markdown file")
+    report.set_defaults(run=command_report)
+    for parser in (add, runs, report):
+        parser.add_argument("--history", type=Path, help="history file (default: in the user cache dir)")
     envs = commands.add_parser("envs", help="toolchain environments: build, list, prune")
     env_commands = envs.add_subparsers(dest="envs_command", required=True)
     build = env_commands.add_parser("build", help="build (or find) a toolchain's environment, print its path")
@@ -230,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     except ToolchainError as exc:
         print(f"kregress: {exc}", file=sys.stderr)
         return 3
+    except HistoryError as exc:
+        print(f"kregress: {exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

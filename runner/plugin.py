@@ -81,6 +81,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="write a markdown summary here (also appended to $GITHUB_STEP_SUMMARY when set)",
     )
     group.addoption(
+        "--history",
+        nargs="?",
+        const="default",
+        default=None,
+        metavar="PATH",
+        help="also store this run in a SQLite history (default path: the user cache dir, "
+        "~/.cache/kregress/history.sqlite); read it with `kregress report`",
+    )
+    group.addoption(
         "--devices",
         type=int,
         default=None,

@@ -13,13 +13,12 @@ import platform
 import subprocess
 import time
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kregress.results import WORST_FIRST
-
-SYMBOL = {"PASS": "✅", "FAIL": "❌", "XFAIL": "⚠️", "XPASS": "🎉", "SKIP": "⏭️", "ERROR": "💥"}
+from kregress.results import SYMBOL, WORST_FIRST
 
 
 def outcome_of(report: pytest.TestReport) -> str | None:
@@ -52,6 +51,12 @@ class ResultsCollector:
         self.records: dict[str, dict[str, Any]] = {}
         self.durations: Counter[str] = Counter()
         self.started = time.time()
+        option = config.getoption("history")
+        self.history: Path | None = None
+        if option:
+            from kregress.history import default_path
+
+            self.history = default_path() if option == "default" else Path(option)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.durations[report.nodeid] += report.duration  # setup measures, call judges: both count
@@ -98,6 +103,10 @@ class ResultsCollector:
         if md_path:
             md_path.parent.mkdir(parents=True, exist_ok=True)
             md_path.write_text(markdown)
+        if self.history and document["items"]:
+            from kregress.history import store
+
+            store(self.history, document, source="pytest")
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
         if summary and document["items"]:
             with open(summary, "a") as handle:
@@ -114,7 +123,11 @@ class ResultsCollector:
                 )
         written = [
             str(p)
-            for p in (self.config.getoption("kregress_json"), self.config.getoption("kregress_md"))
+            for p in (
+                self.config.getoption("kregress_json"),
+                self.config.getoption("kregress_md"),
+                self.history,
+            )
             if p
         ]
         if written and items:

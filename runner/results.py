@@ -82,6 +82,7 @@ def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 WORST_FIRST = ("ERROR", "FAIL", "XPASS", "XFAIL", "PASS", "SKIP")
+SYMBOL = {"PASS": "✅", "FAIL": "❌", "XFAIL": "⚠️", "XPASS": "🎉", "SKIP": "⏭️", "ERROR": "💥"}
 
 
 def severity(outcome: str) -> int:

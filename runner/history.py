@@ -1,0 +1,207 @@
+"""Every run kept in one SQLite file: run metadata and each item's outcome and measured values.
+
+SQLite because a history is read by whoever has the file (no server), and because its locking
+makes concurrent writers safe: several pytest sessions or jobs merging write each run in one
+IMMEDIATE transaction, in WAL mode so readers never block them. The schema is versioned with
+`PRAGMA user_version`; a file from a newer kregress is refused, not rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from kregress.jobs import cache_root
+
+SCHEMA_VERSION = 1
+SCHEMA = """
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    started REAL NOT NULL,          -- when the run began (seconds since the epoch)
+    stored REAL NOT NULL,           -- when it was written here
+    runner TEXT,                    -- the machine or CI runner(s) that judged it
+    corpus_sha TEXT,                -- the corpus commit
+    backend TEXT,
+    targets TEXT,                   -- JSON list, or null for the backend's targets
+    toolchain TEXT,                 -- JSON object: versions seen, e.g. {"triton": "3.4.0, 3.6.0"}
+    source TEXT                     -- the results file it came from, if any
+);
+CREATE TABLE items (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    case_id TEXT NOT NULL,
+    expectation TEXT NOT NULL,
+    target TEXT NOT NULL,
+    kind TEXT,
+    outcome TEXT NOT NULL,
+    failure_kind TEXT,
+    message TEXT,
+    measured TEXT,                  -- JSON
+    limit_value TEXT,               -- JSON
+    toolchain TEXT,                 -- JSON
+    framework TEXT,
+    upstream TEXT,
+    fix TEXT,
+    attempts TEXT,                  -- JSON list when judged more than once in the run
+    duration REAL,
+    PRIMARY KEY (run_id, case_id, expectation, target)
+);
+CREATE INDEX items_by_key ON items (case_id, expectation, target);
+"""
+
+
+class HistoryError(Exception):
+    """The history file cannot be used: names the file and why."""
+
+
+def default_path() -> Path:
+    return cache_root() / "history.sqlite"
+
+
+@contextmanager
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(path, timeout=60, isolation_level=None)
+    try:
+        connection.execute("PRAGMA busy_timeout = 60000")
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA foreign_keys = ON")
+        ensure_schema(connection, path)
+        yield connection
+    except sqlite3.DatabaseError as exc:
+        raise HistoryError(f"{path}: {exc}") from None
+    finally:
+        connection.close()
+
+
+def ensure_schema(connection: sqlite3.Connection, path: Path) -> None:
+    version = connection.execute("PRAGMA user_version").fetchone()[0]
+    if version == SCHEMA_VERSION:
+        return
+    if version > SCHEMA_VERSION:
+        raise HistoryError(
+            f"{path}: history schema {version} was written by a newer kregress "
+            f"(this one reads {SCHEMA_VERSION})"
+        )
+    connection.execute("BEGIN IMMEDIATE")
+    try:  # another writer may have created it while this one waited for the lock
+        if connection.execute("PRAGMA user_version").fetchone()[0] == 0:
+            if connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+                raise HistoryError(f"{path}: not a kregress history (tables without a schema version)")
+            for statement in SCHEMA.split(";\n"):  # not executescript: it would commit first
+                if statement.strip():
+                    connection.execute(statement)
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        connection.execute("COMMIT")
+    except BaseException:
+        connection.execute("ROLLBACK")
+        raise
+
+
+def store(path: Path, document: dict[str, Any], source: str | None = None) -> int:
+    """Write one run (a results document, or a merged one) and return its id."""
+    items = document.get("items", [])
+    runs = document.get("runs") or [document]
+    runners = sorted({r.get("runner") for r in runs if r.get("runner")})
+    seen: dict[str, set[str]] = {}
+    for item in items:
+        for name, version in (item.get("toolchain") or {}).items():
+            if name != "python":
+                seen.setdefault(name, set()).add(str(version))
+    versions = {name: ", ".join(sorted(found, key=version_key)) for name, found in sorted(seen.items())}
+    run_row = (
+        document.get("started") or time.time(),
+        time.time(),
+        ", ".join(runners) or None,
+        next((r.get("corpus_sha") for r in runs if r.get("corpus_sha")), None),
+        ", ".join(sorted({r.get("backend") for r in runs if r.get("backend")})) or None,
+        dumps(next((r.get("targets") for r in runs if r.get("targets")), None)),
+        dumps(versions),
+        source,
+    )
+    with connect(path) as connection:
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            cursor = connection.execute(
+                "INSERT INTO runs (started, stored, runner, corpus_sha, backend, targets, toolchain, source)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                run_row,
+            )
+            run_id = int(cursor.lastrowid or 0)
+            connection.executemany(
+                "INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [item_row(run_id, item) for item in items],
+            )
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+    return run_id
+
+
+def version_key(text: str) -> tuple:
+    try:
+        return (0, Version(text))
+    except InvalidVersion:
+        return (1, text)
+
+
+def item_row(run_id: int, item: dict[str, Any]) -> tuple:
+    return (
+        run_id, item["case"], item["expectation"], item["target"], item.get("kind"), item["outcome"],
+        item.get("failure_kind"), item.get("message"), dumps(item.get("measured")), dumps(item.get("limit")),
+        dumps(item.get("toolchain")), item.get("framework"), item.get("upstream"), item.get("fix"),
+        dumps(item.get("attempts")), item.get("duration"),
+    )  # fmt: skip
+
+
+def dumps(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, default=str)
+
+
+def loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def recent_runs(path: Path, limit: int = 20) -> list[dict[str, Any]]:
+    """The newest `limit` runs, oldest first, each as a results document (what compare reads)."""
+    if not path.exists():
+        raise HistoryError(
+            f"{path}: no history yet (store runs with `pytest --history` or `kregress history add`)"
+        )
+    with connect(path) as connection:
+        connection.row_factory = sqlite3.Row
+        runs = connection.execute(
+            "SELECT * FROM runs ORDER BY started DESC, id DESC LIMIT ?", (limit,)
+        ).fetchall()
+        documents = []
+        for run in reversed(runs):
+            rows = connection.execute(
+                "SELECT * FROM items WHERE run_id = ? ORDER BY case_id, expectation, target", (run["id"],)
+            ).fetchall()
+            documents.append({
+                "kregress": 1, "id": run["id"], "started": run["started"], "runner": run["runner"],
+                "corpus_sha": run["corpus_sha"], "backend": run["backend"], "targets": loads(run["targets"]),
+                "toolchain": loads(run["toolchain"]), "source": run["source"],
+                "items": [item_of(row) for row in rows],
+            })  # fmt: skip
+    return documents
+
+
+def item_of(row: sqlite3.Row) -> dict[str, Any]:
+    item = {
+        "case": row["case_id"], "expectation": row["expectation"], "target": row["target"],
+        "kind": row["kind"], "outcome": row["outcome"], "failure_kind": row["failure_kind"],
+        "message": row["message"], "measured": loads(row["measured"]), "limit": loads(row["limit_value"]),
+        "toolchain": loads(row["toolchain"]), "framework": row["framework"], "upstream": row["upstream"],
+        "fix": row["fix"], "duration": row["duration"],
+    }  # fmt: skip
+    if row["attempts"]:
+        item["attempts"] = loads(row["attempts"])
+    return item

@@ -1,0 +1,343 @@
+"""The corpus at a glance: cases down, targets and toolchain versions across, colour by outcome,
+the trend over the last runs, and what is new since the last run. One self-contained HTML file
+(inline CSS and SVG, a few lines of script to filter) that any browser opens without a server;
+the same matrix in markdown for a PR comment or a step summary.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import html
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from packaging.version import InvalidVersion, Version
+
+from kregress.results import SYMBOL, Changes, compare, first_line, render_changes, severity
+
+SERIES_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
+
+
+@dataclass(frozen=True)
+class Column:
+    target: str
+    toolchain: str  # "triton 3.6.0", or "" when the item did not say
+
+    @property
+    def label(self) -> str:
+        return f"{self.target} · {self.toolchain}" if self.toolchain else self.target
+
+
+@dataclass
+class Matrix:
+    """What the page shows, computed once for both renderings."""
+
+    runs: list[dict[str, Any]]
+    columns: list[Column] = field(default_factory=list)
+    cases: list[str] = field(default_factory=list)
+    cells: dict[tuple[str, Column], dict[str, dict[str, Any]]] = field(default_factory=dict)
+    upstream: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    changes: Changes | None = None
+
+
+def toolchain_of(item: dict[str, Any]) -> str:
+    framework = item.get("framework") or ""
+    version = (item.get("toolchain") or {}).get(framework)
+    return f"{framework} {version}" if version else ""
+
+
+def version_order(column: Column) -> tuple:
+    name, _, version = column.toolchain.partition(" ")
+    try:
+        parsed: Any = Version(version)
+    except InvalidVersion:
+        parsed = Version("0")
+    return column.target, name, parsed
+
+
+def build(runs: list[dict[str, Any]]) -> Matrix:
+    """`runs` oldest first. A cell holds the newest record of each expectation of a case judged
+    on that target with that toolchain; the newest run is compared with the earlier runs of the
+    same runner for "new since the last run"."""
+    matrix = Matrix(runs)
+    cells: dict[tuple[str, Column], dict[str, dict[str, Any]]] = defaultdict(dict)
+    for run in runs:
+        for item in run["items"]:
+            column = Column(item["target"], toolchain_of(item))
+            cells[(item["case"], column)][item["expectation"]] = item
+            matrix.upstream[item["case"]] = (item.get("upstream"), item.get("fix"))
+    matrix.cells = dict(cells)
+    matrix.columns = sorted({column for _, column in cells}, key=version_order)
+    matrix.cases = sorted({case for case, _ in cells})
+    if runs:
+        newest = runs[-1]
+        earlier = [r for r in runs[:-1] if r.get("runner") == newest.get("runner")] or runs[:-1]
+        matrix.changes = compare(newest, earlier)
+    return matrix
+
+
+def worst(items: list[dict[str, Any]]) -> str:
+    return min((i["outcome"] for i in items), key=severity) if items else "SKIP"
+
+
+def figure(item: dict[str, Any]) -> str:
+    """The measured value next to its limit, in a few words."""
+    measured, limit, kind = item.get("measured") or {}, item.get("limit"), item.get("kind")
+    try:
+        if kind == "resource" and measured:
+            metric, values = next(iter(measured.items()))
+            top = max(values.values())
+            return f"{metric} {top} {'≤' if limit is None or top <= limit else '>'} {limit}"
+        if kind == "numerics" and measured:
+            error = max(v["max_abs_err"] for v in measured.values())
+            return f"max abs err {error:.2g} (atol {limit['atol']:g})"
+        if kind == "perf" and measured:
+            return f"ratio {measured['ratio']:.2f} (≥ {limit})"
+        if kind == "ir" and measured:
+            counts = measured["count"].values()
+            bound = " ".join(
+                f"{k.removesuffix('_count')} {v}" for k, v in (limit or {}).items() if v is not None
+            )
+            return f"{max(counts)} matching lines ({bound})"
+        if kind == "artifact" and measured:
+            prop, values = next(iter(measured.items()))
+            shown = sorted({str(v) for v in values.values()})
+            return f"{prop} = {', '.join(shown)[:60]}"
+    except (AttributeError, KeyError, StopIteration, TypeError, ValueError):
+        return ""
+    return ""
+
+
+def trend_series(matrix: Matrix, case: str) -> dict[str, list[float | None]]:
+    """Each resource figure of the case over the runs, as a fraction of its limit."""
+    series: dict[str, list[float | None]] = {}
+    for index, run in enumerate(matrix.runs):
+        for item in run["items"]:
+            if item["case"] != case or item.get("kind") != "resource" or not item.get("limit"):
+                continue
+            values = next(iter((item.get("measured") or {}).values()), None)
+            if not values:
+                continue
+            name = f"{item['expectation']} on {item['target']}"
+            series.setdefault(name, [None] * len(matrix.runs))[index] = max(values.values()) / item["limit"]
+    return series
+
+
+def trend_svg(matrix: Matrix, case: str) -> str:
+    width, height, pad = 180, 44, 3
+    runs = len(matrix.runs)
+    strip = []  # the case's worst outcome per run
+    step = (width - 2 * pad) / max(runs, 1)
+    for index, run in enumerate(matrix.runs):
+        outcomes = [i for i in run["items"] if i["case"] == case]
+        outcome = worst(outcomes) if outcomes else "NONE"
+        strip.append(
+            f'<rect class="run outcome-{outcome}" x="{pad + index * step:.1f}" y="{height - 8}" '
+            f'width="{max(2.0, step - 1):.1f}" height="6"><title>run {index + 1}: {outcome}</title></rect>'
+        )
+    series = trend_series(matrix, case)
+    top = max([1.2, *(v for values in series.values() for v in values if v is not None)])
+    plot_height = height - 12
+
+    def y(value: float) -> float:
+        return pad + (plot_height - pad) * (1 - value / top)
+
+    lines = [f'<line class="limit" x1="{pad}" x2="{width - pad}" y1="{y(1):.1f}" y2="{y(1):.1f}"/>']
+    for number, (name, values) in enumerate(sorted(series.items())):
+        points = [
+            f"{pad + i * (width - 2 * pad) / max(runs - 1, 1):.1f},{y(v):.1f}"
+            for i, v in enumerate(values)
+            if v is not None
+        ]
+        colour = SERIES_COLOURS[number % len(SERIES_COLOURS)]
+        latest = next((v for v in reversed(values) if v is not None), 0.0)
+        lines.append(
+            f'<polyline fill="none" stroke="{colour}" stroke-width="1.5" points="{" ".join(points)}">'
+            f"<title>{html.escape(name)}: {latest:.0%} of the limit in the newest run</title></polyline>"
+        )
+    label = "resource figures as a fraction of their limit (dashed: the limit); outcome per run below"
+    return (
+        f'<svg class="trend" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{label}"><title>{label}</title>{"".join(lines if series else [])}{"".join(strip)}</svg>'
+    )
+
+
+STYLE = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5rem; color: #1b1f24; }
+h1 { font-size: 1.4rem; margin: 0 0 .25rem; } h2 { font-size: 1.1rem; margin-top: 1.5rem; }
+.meta { color: #57606a; margin: 0 0 1rem; }
+table { border-collapse: collapse; }
+th, td { border: 1px solid #d0d7de; padding: 4px 6px; vertical-align: top; text-align: left; }
+thead th { background: #f6f8fa; position: sticky; top: 0; }
+th small { font-weight: normal; color: #57606a; display: block; }
+.case a { color: #0969da; text-decoration: none; font-size: 12px; }
+.exp { white-space: nowrap; font-size: 12px; }
+.figure { color: #57606a; }
+.badge { display: inline-block; min-width: 3.2em; font-weight: 600; font-size: 11px; }
+.outcome-PASS { background: #dafbe1; } .outcome-FAIL { background: #ffd8d3; }
+.outcome-XFAIL { background: #fff1c2; } .outcome-XPASS { background: #c8e1ff; }
+.outcome-ERROR { background: #ffc0e0; } .outcome-SKIP { background: #eaeef2; color: #57606a; }
+.outcome-NONE { background: transparent; }
+td.cell.empty { background: #fff; }
+rect.run.outcome-PASS { fill: #2da44e; } rect.run.outcome-FAIL { fill: #cf222e; }
+rect.run.outcome-XFAIL { fill: #d4a72c; } rect.run.outcome-XPASS { fill: #0969da; }
+rect.run.outcome-ERROR { fill: #bf3989; } rect.run.outcome-SKIP { fill: #afb8c1; }
+rect.run.outcome-NONE { fill: #f6f8fa; }
+line.limit { stroke: #cf222e; stroke-dasharray: 3 2; stroke-width: 1; }
+.filters button { margin-right: .3rem; } .filters button[aria-pressed="true"] { font-weight: 700; }
+tr.hidden { display: none; }
+li.change.flaky { background: #fff8c5; }
+"""
+
+# Filters rows by outcome; `#only=FAIL` in the address opens the page filtered (a link to share).
+SCRIPT = """
+function showOnly(only) {
+  document.querySelectorAll(".filters button").forEach(function (b) {
+    b.setAttribute("aria-pressed", String(b.dataset.only === only));
+  });
+  document.querySelectorAll("#matrix tbody tr").forEach(function (row) {
+    var show = only === "all" || row.querySelector('td.cell[data-outcome="' + only + '"]') !== null;
+    row.classList.toggle("hidden", !show);
+  });
+}
+document.querySelectorAll(".filters button").forEach(function (button) {
+  button.addEventListener("click", function () {
+    history.replaceState(null, "", "#only=" + button.dataset.only);
+    showOnly(button.dataset.only);
+  });
+});
+var wanted = /^#only=(\\w+)$/.exec(location.hash);
+if (wanted) { showOnly(wanted[1]); }
+"""
+
+
+def when(timestamp: float | None) -> str:
+    if not timestamp:
+        return "?"
+    return dt.datetime.fromtimestamp(timestamp, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def render_html(matrix: Matrix) -> str:
+    e = html.escape
+    newest = matrix.runs[-1] if matrix.runs else {}
+    versions = ", ".join(f"{k} {v}" for k, v in sorted((newest.get("toolchain") or {}).items())) or "?"
+    meta = (
+        f"{len(matrix.runs)} run(s), {when(matrix.runs[0].get('started'))} to {when(newest.get('started'))}. "
+        f"Newest: runner {e(str(newest.get('runner') or '?'))}, corpus "
+        f"{e(str(newest.get('corpus_sha') or '?')[:12])}, {e(versions)}."
+        if matrix.runs
+        else "No runs yet."
+    )
+    parts = [
+        '<!doctype html><html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>kregress: corpus matrix</title><style>{STYLE}</style></head><body>",
+        f'<header><h1>kregress: corpus matrix</h1><p class="meta">{meta}</p></header>',
+        render_changes_html(matrix.changes),
+        '<section id="matrix"><h2>Cases × targets</h2>',
+        '<p class="filters">Show: <button data-only="all" aria-pressed="true">all</button>'
+        + "".join(
+            f'<button data-only="{o}" aria-pressed="false">{o}</button>' for o in ("FAIL", "XPASS", "ERROR")
+        )
+        + "</p>",
+        "<table><thead><tr><th>case</th><th>trend (last runs)</th>",
+    ]
+    for column in matrix.columns:
+        target, toolchain = e(column.target), e(column.toolchain)
+        parts.append(f'<th data-target="{target}">{target}<small>{toolchain}</small></th>')
+    parts.append("</tr></thead><tbody>")
+    for case in matrix.cases:
+        issue, fix = matrix.upstream.get(case, (None, None))
+        links = "".join(
+            f' <a href="{e(url)}" rel="noopener">{label}</a>'
+            for label, url in (("issue", issue), ("fix", fix))
+            if url
+        )
+        parts.append(f'<tr data-case="{e(case)}"><th class="case">{e(case)}<br>{links}</th>')
+        parts.append(f"<td>{trend_svg(matrix, case)}</td>")
+        for column in matrix.columns:
+            items = matrix.cells.get((case, column))
+            if not items:
+                parts.append('<td class="cell empty" data-outcome="NONE"></td>')
+                continue
+            outcome = worst(list(items.values()))
+            rows = []
+            for name, item in sorted(items.items()):
+                shown = figure(item)
+                rows.append(
+                    f'<div class="exp outcome-{item["outcome"]}" title="{e(item.get("message") or "")}">'
+                    f'<span class="badge">{item["outcome"]}</span> {e(name)}'
+                    + (f' <span class="figure">{e(shown)}</span>' if shown else "")
+                    + "</div>"
+                )
+            parts.append(
+                f'<td class="cell outcome-{outcome}" data-case="{e(case)}" data-target="{e(column.target)}" '
+                f'data-toolchain="{e(column.toolchain)}" data-outcome="{outcome}">{"".join(rows)}</td>'
+            )
+        parts.append("</tr>")
+    parts += [
+        "</tbody></table></section>",
+        '<footer><p class="meta">PASS holds · FAIL broke · XFAIL known bad · XPASS known bad but holds · '
+        "ERROR the harness or the case itself · SKIP cannot run there (hover for why).</p></footer>",
+        f"<script>{SCRIPT}</script></body></html>",
+    ]
+    return "\n".join(parts)
+
+
+def render_changes_html(changes: Changes | None) -> str:
+    if changes is None:
+        return ""
+    e = html.escape
+    sections = [("New FAIL", changes.new_fail), ("Fixed (FAIL → PASS)", changes.fixed),
+                ("New XPASS", changes.new_xpass), ("New ERROR", changes.new_error),
+                ("Flaky", changes.flaky)]  # fmt: skip
+    parts = [
+        '<section id="changes"><h2>New since the last run</h2><p class="meta">Compared with '
+        f"{changes.compared_with} earlier run(s) of the same runner; "
+        f"still failing: {changes.still_failing}.</p>"
+    ]
+    shown = False
+    for title, entries in sections:
+        if not entries:
+            continue
+        shown = True
+        parts.append(f"<h3>{title}: {len(entries)}</h3><ul>")
+        for change in entries:
+            case, expectation, target = change.key
+            text = change.reason or first_line(change.item.get("message") or "")
+            style = "flaky" if title == "Flaky" else f"outcome-{change.now}"
+            parts.append(
+                f'<li class="change {style}"><b>{e(case)}</b> / {e(expectation)} on {e(target)} '
+                f"(was {e(change.was or 'new')}): {e(text[:200])}</li>"
+            )
+        parts.append("</ul>")
+    if not shown:
+        parts.append("<p>Nothing changed.</p>")
+    parts.append("</section>")
+    return "".join(parts)
+
+
+def render_markdown(matrix: Matrix) -> str:
+    lines = ["## kregress: corpus matrix", ""]
+    if matrix.changes is not None:
+        lines += [render_changes(matrix.changes), ""]
+    header = ["case", *(f"{c.target}<br>{c.toolchain}" if c.toolchain else c.target for c in matrix.columns)]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for case in matrix.cases:
+        issue, _ = matrix.upstream.get(case, (None, None))
+        row = [f"[`{case}`]({issue})" if issue else f"`{case}`"]
+        for column in matrix.columns:
+            items = matrix.cells.get((case, column))
+            if not items:
+                row.append("")
+                continue
+            outcome = worst(list(items.values()))
+            counts = defaultdict(int)
+            for item in items.values():
+                counts[item["outcome"]] += 1
+            row.append(
+                f"{SYMBOL.get(outcome, '')} " + " ".join(f"{n} {o}" for o, n in sorted(counts.items()))
+            )
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
