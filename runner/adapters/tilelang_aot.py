@@ -90,7 +90,7 @@ def compile_kernel(kernel: Any, target_spec: dict[str, Any], out_dir: Path) -> l
     except Exception as exc:
         source = lowered_source(tilelang, kernel.build(), arch)
         result.status = "source_only" if source is not None else "compile_error"
-        result.error_type, result.message = type(exc).__name__, str(exc)[-4000:]
+        result.error_type, result.message = type(exc).__name__, without_source(str(exc))[-4000:]
         if source is not None:
             (out_dir / "config0.cuda_source").write_text(source)
             result.ir["cuda_source"] = "config0.cuda_source"
@@ -111,6 +111,13 @@ def compile_kernel(kernel: Any, target_spec: dict[str, Any], out_dir: Path) -> l
         result.artifacts["registers"] = result.metrics["registers"]
     result.seconds = time.perf_counter() - started
     return [result]
+
+
+def without_source(message: str) -> str:
+    """TileLang appends the whole generated source to a failed build's message; the command
+    (and the diagnosis nvcc printed to the log) say what failed, the source is kept anyway."""
+    head, _, _ = message.partition("\n")
+    return head if head.startswith("Compilation Failed!") else message
 
 
 def toolchain_versions() -> dict[str, str]:
