@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from kregress.bisect.command import add_parser as add_bisect_parser
@@ -137,9 +138,7 @@ def command_history_add(args: argparse.Namespace) -> int:
 
 def command_history_runs(args: argparse.Namespace) -> int:
     for run in recent_runs(history_file(args), args.limit):
-        counts: dict[str, int] = {}
-        for item in run["items"]:
-            counts[item["outcome"]] = counts.get(item["outcome"], 0) + 1
+        counts = Counter(item["outcome"] for item in run["items"])
         shown = ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
         started = time.strftime("%Y-%m-%d %H:%M", time.gmtime(run["started"]))
         print(f"{run['id']:5}  {started}  {run['runner'] or '?':14} {shown}")

@@ -16,9 +16,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
 from kregress.jobs import cache_root
+from kregress.results import version_key
 
 SCHEMA_VERSION = 1
 SCHEMA = """
@@ -143,13 +142,6 @@ def store(path: Path, document: dict[str, Any], source: str | None = None) -> in
             connection.execute("ROLLBACK")
             raise
     return run_id
-
-
-def version_key(text: str) -> tuple:
-    try:
-        return (0, Version(text))
-    except InvalidVersion:
-        return (1, text)
 
 
 def item_row(run_id: int, item: dict[str, Any]) -> tuple:

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 import html
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from packaging.version import InvalidVersion, Version
-
-from kregress.results import SYMBOL, Changes, compare, first_line, render_changes, severity
+from kregress.results import SYMBOL, Changes, compare, first_line, render_changes, severity, version_key
 
 SERIES_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 
@@ -47,13 +45,9 @@ def toolchain_of(item: dict[str, Any]) -> str:
     return f"{framework} {version}" if version else ""
 
 
-def version_order(column: Column) -> tuple:
+def column_order(column: Column) -> tuple:
     name, _, version = column.toolchain.partition(" ")
-    try:
-        parsed: Any = Version(version)
-    except InvalidVersion:
-        parsed = Version("0")
-    return column.target, name, parsed
+    return column.target, name, version_key(version)
 
 
 def build(runs: list[dict[str, Any]]) -> Matrix:
@@ -68,7 +62,7 @@ def build(runs: list[dict[str, Any]]) -> Matrix:
             cells[(item["case"], column)][item["expectation"]] = item
             matrix.upstream[item["case"]] = (item.get("upstream"), item.get("fix"))
     matrix.cells = dict(cells)
-    matrix.columns = sorted({column for _, column in cells}, key=version_order)
+    matrix.columns = sorted({column for _, column in cells}, key=column_order)
     matrix.cases = sorted({case for case, _ in cells})
     if runs:
         newest = runs[-1]
@@ -333,9 +327,7 @@ def render_markdown(matrix: Matrix) -> str:
                 row.append("")
                 continue
             outcome = worst(list(items.values()))
-            counts = defaultdict(int)
-            for item in items.values():
-                counts[item["outcome"]] += 1
+            counts = Counter(item["outcome"] for item in items.values())
             row.append(
                 f"{SYMBOL.get(outcome, '')} " + " ".join(f"{n} {o}" for o, n in sorted(counts.items()))
             )

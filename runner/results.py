@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
 
 Key = tuple[str, str, str]  # case, expectation, target
 HELD = ("PASS", "XFAIL", "XPASS")  # outcomes where the expectation did not newly break
@@ -193,6 +194,14 @@ def bisect_requests(changes: Changes, previous: list[dict[str, Any]], packages: 
                          "good": f"{package}=={good}", "bad": f"{package}=={bad}",
                          "report": report_name(case, target)})  # fmt: skip
     return requests
+
+
+def version_key(text: str) -> tuple:
+    """Versions in release order (3.10 after 3.9); what does not parse sorts after, by name."""
+    try:
+        return (0, Version(text))
+    except InvalidVersion:
+        return (1, text)
 
 
 def package_of(requirement: str | None, default: str) -> str:
