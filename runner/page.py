@@ -57,8 +57,18 @@ def build(runs: list[dict[str, Any]]) -> Matrix:
     matrix = Matrix(runs)
     cells: dict[tuple[str, Column], dict[str, dict[str, Any]]] = defaultdict(dict)
     for run in runs:
+        # An item skipped before any job ran reports no versions: it joins the column of its
+        # framework on that target, or the target's only column, rather than opening one.
+        known = {(i["target"], i.get("framework")): toolchain_of(i) for i in run["items"] if toolchain_of(i)}
+        only: dict[str, set[str]] = defaultdict(set)
+        for (target, _), label in known.items():
+            only[target].add(label)
         for item in run["items"]:
-            column = Column(item["target"], toolchain_of(item))
+            target = item["target"]
+            label = toolchain_of(item) or known.get((target, item.get("framework")), "")
+            if not label and len(only[target]) == 1:
+                label = next(iter(only[target]))
+            column = Column(target, label)
             cells[(item["case"], column)][item["expectation"]] = item
             matrix.upstream[item["case"]] = (item.get("upstream"), item.get("fix"))
     matrix.cells = dict(cells)
