@@ -97,15 +97,15 @@ class Bisection:
     def judge(self, candidate: Candidate) -> Point:
         try:
             spec = self.toolchain(candidate)
-            EnvironmentCache().get(Toolchain.parse(spec))  # built here, so that a failure is a skip
+            environment = EnvironmentCache().get(Toolchain.parse(spec))  # built here: a failure is a skip
         except (BuildFailed, ToolchainError) as exc:
             point = Point(candidate, Verdict.SKIP, note=f"cannot be built: {str(exc).strip()[-MAX_EXCERPT:]}")
             self.report_point(point)
             return point
-        observations = self.memo.get(self.run, spec)[: self.reruns]
+        observations = self.memo.get(self.run, spec, environment.root.name)[: self.reruns]
         while len(observations) < self.reruns:
             observation = self.run.observe(spec)
-            self.memo.add(self.run, spec, observation)
+            self.memo.add(self.run, spec, environment.root.name, observation)
             observations.append(observation)
         votes = [observation_verdict(o, self.regress) for o in observations]
         point = Point(candidate, majority(votes), votes, observations)

@@ -4,6 +4,7 @@ for the outcome the user called bad. Observations are memoized per (case, target
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -99,6 +100,14 @@ class CaseRun:
             chosen += ["-k", self.expectation]
         return chosen
 
+    def fingerprint(self) -> str:
+        """The case's files: an edited manifest or repro is judged afresh, never read from memo."""
+        digest = hashlib.sha256()
+        folder = self.corpus / self.case
+        for path in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+            digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
+        return digest.hexdigest()[:16]
+
     def command(self, toolchain: str | None, report: Path | None = None) -> list[str]:
         command = [sys.executable, "-m", "pytest", *self.selection(), "-p", "no:cacheprovider", "-q"]
         command += ["--target", self.target] if self.target else ["--backend", "cpu"]
@@ -151,20 +160,32 @@ class Memo:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or cache_root() / "bisect" / "memo.json"
 
-    def key(self, run: CaseRun, candidate: str) -> str:
-        return json.dumps([run.case, run.expectation, run.target, str(run.matrix or ""), candidate])
+    def key(self, run: CaseRun, candidate: str, environment: str) -> str:
+        """What an observation depends on: the case's files and the environment that judged it
+        (its key changes with what was installed beside the release), not only their names."""
+        return json.dumps(
+            [
+                run.case,
+                run.expectation,
+                run.target,
+                str(run.matrix or ""),
+                candidate,
+                environment,
+                run.fingerprint(),
+            ]
+        )
 
     def load(self) -> dict[str, list[dict[str, Any]]]:
         return json.loads(self.path.read_text()) if self.path.exists() else {}
 
-    def get(self, run: CaseRun, candidate: str) -> list[Observation]:
-        return [Observation(**o) for o in self.load().get(self.key(run, candidate), [])]
+    def get(self, run: CaseRun, candidate: str, environment: str) -> list[Observation]:
+        return [Observation(**o) for o in self.load().get(self.key(run, candidate, environment), [])]
 
-    def add(self, run: CaseRun, candidate: str, observation: Observation) -> None:
+    def add(self, run: CaseRun, candidate: str, environment: str, observation: Observation) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.path) + ".lock"):
             data = self.load()
-            data.setdefault(self.key(run, candidate), []).append(asdict(observation))
+            data.setdefault(self.key(run, candidate, environment), []).append(asdict(observation))
             temporary = self.path.with_suffix(".tmp")
             temporary.write_text(json.dumps(data))
             temporary.replace(self.path)

@@ -33,7 +33,7 @@ from packaging.specifiers import SpecifierSet
 
 from kregress.jobs import Interpreter, cache_root, tail
 
-ENV_FORMAT = 5  # bump when the layout of an environment or COMPANIONS change: old ones are rebuilt
+ENV_FORMAT = 6  # bump when the layout of an environment changes: old ones are rebuilt
 META = "kregress-env.json"
 BASE_LAYER = "_kregress_base.pth"
 PROVIDED_BY_KREGRESS = ("torch",)
@@ -56,8 +56,11 @@ class Companion:
 COMPANIONS: tuple[Companion, ...] = (
     Companion("triton", "<3.2", ("numpy<2",),
               why="the interpreters of triton 3.0 and 3.1 store nothing under numpy 2"),
-    Companion("tilelang", ">=0.1.7,<0.1.8", ("apache-tvm-ffi==0.1.6",),
-              why="tilelang 0.1.7.x loads only with apache-tvm-ffi 0.1.6"),
+    Companion("tilelang", ">=0.1.7.post1,<0.1.10", ("apache-tvm-ffi==0.1.6",),
+              why="tilelang 0.1.7.post1 to 0.1.9 load only with apache-tvm-ffi 0.1.6"),
+    Companion("tilelang", ">=0.1.10,<0.1.12", ("apache-tvm-ffi==0.1.10",),
+              why="tilelang 0.1.10 and 0.1.11 abort at import with newer apache-tvm-ffi "
+                  "(`__ffi_repr__` registered twice)"),
     Companion("triton-xpu", "", ("intel-sycl-rt>=2025.0.0",), (("CC", "g++"),),
               why="the XPU backend builds its helper with the SYCL headers of intel-sycl-rt; built by "
                   "gcc it fails to load (undefined std::ios_base symbol), so g++"),
@@ -111,11 +114,14 @@ class Toolchain:
         return [Path(r) for r in self.requirements if os.path.isabs(r)]
 
     def key(self) -> str:
-        """Same requirements, same local files, same Python: same environment."""
+        """Same requirements (with the companions the rules add), same local files, same Python:
+        same environment. A changed rule in COMPANIONS thus leads to a new environment."""
         fingerprint = {
             "format": ENV_FORMAT,
             "python": sys.version,
             "requirements": sorted(self.requirements),
+            "companions": self.companions(),
+            "companion_env": self.environment_variables(),
             "files": {str(p): fingerprint_path(p) for p in self.paths()},
         }
         return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]

@@ -80,6 +80,12 @@ def test_old_releases_get_their_companions() -> None:
     assert Toolchain.parse("triton==3.1.0").companions() == ["numpy<2"]
     assert Toolchain.parse("triton==3.2.0").companions() == []
     assert Toolchain.parse("triton==3.0.0 numpy==1.26.4").companions() == []
+    # measured: each TileLang release with the apache-tvm-ffi it imports with
+    assert Toolchain.parse("tilelang==0.1.7").companions() == []  # its own pin (<=0.1.1) holds
+    assert Toolchain.parse("tilelang==0.1.7.post3").companions() == ["apache-tvm-ffi==0.1.6"]
+    assert Toolchain.parse("tilelang==0.1.9").companions() == ["apache-tvm-ffi==0.1.6"]
+    assert Toolchain.parse("tilelang==0.1.11").companions() == ["apache-tvm-ffi==0.1.10"]
+    assert Toolchain.parse("tilelang==0.1.12").companions() == []
 
 
 def test_two_versions_two_environments_each_its_own(tmp_path: Path, offline_index: Path) -> None:
@@ -199,3 +205,13 @@ def test_cases_run_inside_real_triton_releases(tmp_path: Path, version: str) -> 
         assert item["outcome"] == "PASS", run.output[-3000:]
         assert item["toolchain"]["triton"] == version
     assert run.document["toolchain"] == f"triton=={version}"
+
+
+def test_a_new_companion_rule_means_a_new_environment(monkeypatch) -> None:
+    from kregress import toolchains
+
+    before = Toolchain.parse("triton==3.2.0").key()
+    rule = toolchains.Companion("triton", "==3.2.0", ("numpy<3",), why="a rule measured later")
+    monkeypatch.setattr(toolchains, "COMPANIONS", (*toolchains.COMPANIONS, rule))
+    assert Toolchain.parse("triton==3.2.0").companions() == ["numpy<3"]
+    assert Toolchain.parse("triton==3.2.0").key() != before
