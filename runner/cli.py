@@ -98,6 +98,11 @@ def command_compare(args: argparse.Namespace) -> int:
     except ResultsError as exc:
         print(f"kregress compare: {exc}", file=sys.stderr)
         return 2
+    if args.history:
+        if args.history.exists():
+            previous += recent_runs(args.history, args.window)
+        else:
+            print(f"kregress compare: {args.history} does not exist yet: no earlier runs", file=sys.stderr)
     changes = compare(current, previous, window=args.window)
     markdown = render_changes(changes)
     print(markdown)
@@ -243,6 +248,11 @@ def parser() -> argparse.ArgumentParser:
     )
     comparing.add_argument("results", nargs="+", type=Path, help="this run's --kregress-json files")
     comparing.add_argument("--previous", nargs="*", type=Path, default=[], help="earlier runs' files")
+    comparing.add_argument(
+        "--history",
+        type=Path,
+        help="also the newest runs of this history (kregress history); none yet is fine",
+    )
     comparing.add_argument("--window", type=int, default=5, help="earlier runs read (default 5)")
     comparing.add_argument("--json", type=Path, help="write the changes as JSON")
     comparing.add_argument("--markdown", type=Path, help="write the changes as markdown")

@@ -144,3 +144,19 @@ def test_regressions_comment_lists_only_new_failures(changes, tmp_path: Path, ca
     assert "First bad: **triton==3.6.0** (#4242)" in body
     assert "layout_conversion_smem" not in body  # fixed, not failing
     assert "grouped_reduction" not in body  # flaky
+
+
+def test_earlier_runs_can_come_from_the_history(tmp_path: Path, capsys) -> None:
+    """The nightly keeps its nights in a history file: the comparison is the same."""
+    history = tmp_path / "history.sqlite"
+    tonight = [str(p) for p in TONIGHT]
+    assert main(["compare", *tonight, "--history", str(history)]) == 1  # no history yet: all FAILs new
+    assert "does not exist yet" in capsys.readouterr().err
+    for night in EARLIER:
+        assert main(["history", "add", str(night), "--history", str(history)]) == 0
+    capsys.readouterr()
+    out = tmp_path / "from-history.json"
+    assert main(["compare", *tonight, "--history", str(history), "--json", str(out)]) == 1
+    from_files = tmp_path / "from-files.json"
+    assert main(["compare", *tonight, "--previous", *map(str, EARLIER), "--json", str(from_files)]) == 1
+    assert json.loads(out.read_text()) == json.loads(from_files.read_text())
