@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from kregress.results import SYMBOL, Changes, compare, first_line, render_changes, severity, version_key
+from kregress.results import SYMBOL, Changes, compare, first_line, render_changes, version_key, worst_outcome
 
 SERIES_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 
@@ -21,10 +21,6 @@ SERIES_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c
 class Column:
     target: str
     toolchain: str  # "triton 3.6.0", or "" when the item did not say
-
-    @property
-    def label(self) -> str:
-        return f"{self.target} · {self.toolchain}" if self.toolchain else self.target
 
 
 @dataclass
@@ -82,7 +78,7 @@ def build(runs: list[dict[str, Any]]) -> Matrix:
 
 
 def worst(items: list[dict[str, Any]]) -> str:
-    return min((i["outcome"] for i in items), key=severity) if items else "SKIP"
+    return worst_outcome(i["outcome"] for i in items) or "SKIP"
 
 
 def figure(item: dict[str, Any]) -> str:
@@ -293,16 +289,13 @@ def render_changes_html(changes: Changes | None) -> str:
     if changes is None:
         return ""
     e = html.escape
-    sections = [("New FAIL", changes.new_fail), ("Fixed (FAIL → PASS)", changes.fixed),
-                ("New XPASS", changes.new_xpass), ("New ERROR", changes.new_error),
-                ("Flaky", changes.flaky)]  # fmt: skip
     parts = [
         '<section id="changes"><h2>New since the last run</h2><p class="meta">Compared with '
         f"{changes.compared_with} earlier run(s) of the same runner; "
         f"still failing: {changes.still_failing}.</p>"
     ]
     shown = False
-    for title, entries in sections:
+    for name, _, title, entries in changes.sections():
         if not entries:
             continue
         shown = True
@@ -310,7 +303,7 @@ def render_changes_html(changes: Changes | None) -> str:
         for change in entries:
             case, expectation, target = change.key
             text = change.reason or first_line(change.item.get("message") or "")
-            style = "flaky" if title == "Flaky" else f"outcome-{change.now}"
+            style = "flaky" if name == "flaky" else f"outcome-{change.now}"
             parts.append(
                 f'<li class="change {style}"><b>{e(case)}</b> / {e(expectation)} on {e(target)} '
                 f"(was {e(change.was or 'new')}): {e(text[:200])}</li>"

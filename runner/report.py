@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from kregress.results import SYMBOL, WORST_FIRST
+from kregress.results import SYMBOL, WORST_FIRST, worst_outcome
 
 
 def outcome_of(report: pytest.TestReport) -> str | None:
@@ -161,8 +161,9 @@ def render_markdown(document: dict[str, Any]) -> str:
         for case in cases:
             cells = []
             for target in targets:
-                found = [r["outcome"] for r in items if r["case"] == case and r["target"] == target]
-                worst = next((o for o in WORST_FIRST if o in found), None)
+                worst = worst_outcome(
+                    r["outcome"] for r in items if r["case"] == case and r["target"] == target
+                )
                 cells.append(f"{SYMBOL[worst]} {worst}" if worst else "—")
             upstream = next(r.get("upstream") for r in items if r["case"] == case)
             lines.append(f"| [{case}]({upstream}) | " + " | ".join(cells) + " |")

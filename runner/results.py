@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,10 +28,6 @@ class ResultsError(Exception):
 
 def key_of(item: dict[str, Any]) -> Key:
     return item["case"], item["expectation"], item["target"]
-
-
-def shown_key(key: Key) -> str:
-    return f"{key[0]} / {key[1]} on {key[2]}"
 
 
 def report_name(case: str, target: str) -> str:
@@ -90,6 +87,10 @@ def severity(outcome: str) -> int:
     return WORST_FIRST.index(outcome) if outcome in WORST_FIRST else 0
 
 
+def worst_outcome(outcomes: Iterable[str]) -> str | None:
+    return min(outcomes, key=severity, default=None)
+
+
 @dataclass
 class Change:
     key: Key
@@ -116,14 +117,26 @@ class Changes:
     still_failing: int = 0
     compared_with: int = 0
 
+    def sections(self) -> list[tuple[str, str, str, list[Change]]]:
+        """(field, symbol, title, entries) in the order every rendering shows them."""
+        return [(name, symbol, title, getattr(self, name)) for name, symbol, title in SECTIONS]
+
     def as_dict(self) -> dict[str, Any]:
-        lists = ("new_fail", "fixed", "new_xpass", "new_error", "flaky")
         return {
             "kregress_changes": 1,
             "compared_with": self.compared_with,
             "still_failing": self.still_failing,
-            **{name: [c.as_dict() for c in getattr(self, name)] for name in lists},
+            **{name: [c.as_dict() for c in entries] for name, _, _, entries in self.sections()},
         }
+
+
+SECTIONS = (
+    ("new_fail", "❌", "New FAIL"),
+    ("fixed", "✅", "Fixed (FAIL → PASS)"),
+    ("new_xpass", "🎉", "New XPASS (a known-bad case now passes)"),
+    ("new_error", "💥", "New ERROR (the harness, not the compiler)"),
+    ("flaky", "🎲", "Flaky (reported, not bisected)"),
+)
 
 
 def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int = 5) -> Changes:
@@ -215,27 +228,20 @@ def package_of(requirement: str | None, default: str) -> str:
 
 def render_changes(changes: Changes) -> str:
     """Markdown for the step summary and the comments: the new things first, counts last."""
-    sections = [
-        ("❌ New FAIL", changes.new_fail),
-        ("✅ Fixed (FAIL → PASS)", changes.fixed),
-        ("🎉 New XPASS (a known-bad case now passes)", changes.new_xpass),
-        ("💥 New ERROR (the harness, not the compiler)", changes.new_error),
-        ("🎲 Flaky (reported, not bisected)", changes.flaky),
-    ]
     earlier = f"compared with {changes.compared_with} earlier run(s)"
     lines = [f"### kregress: new since the last run ({earlier})", ""]
-    for title, entries in sections:
+    for _, symbol, title, entries in changes.sections():
         if not entries:
             continue
-        lines += [f"#### {title}: {len(entries)}", "", "| case | expectation | target | was | detail |",
-                  "|---|---|---|---|---|"]  # fmt: skip
+        lines += [f"#### {symbol} {title}: {len(entries)}", "",
+                  "| case | expectation | target | was | detail |", "|---|---|---|---|---|"]  # fmt: skip
         for change in entries:
             detail = change.reason or first_line(change.item.get("message", ""))
             case, expectation, target = change.key
             was = change.was or "new"
             lines.append(f"| `{case}` | `{expectation}` | `{target}` | {was} | {cell(detail)} |")
         lines.append("")
-    if not any(entries for _, entries in sections):
+    if not any(entries for *_, entries in changes.sections()):
         lines += ["Nothing changed.", ""]
     lines.append(f"Still failing as before: {changes.still_failing}.")
     return "\n".join(lines)
