@@ -17,7 +17,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from kregress.jobs import cache_root
+from kregress.paths import cache_root
 from kregress.toolchains import META, EnvironmentCache, Toolchain, ToolchainError
 
 PYPI_JSON = "https://pypi.org/pypi"

@@ -17,7 +17,7 @@ from typing import Any
 from filelock import FileLock
 
 from kregress.bisect.search import Verdict
-from kregress.jobs import cache_root
+from kregress.paths import cache_root
 
 REGRESSIONS = ("fail", "pass", "crash", "error")
 RUN_TIMEOUT = 3600

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from kregress.jobs import cache_root
+from kregress.paths import cache_root
 from kregress.results import version_key
 
 SCHEMA_VERSION = 1

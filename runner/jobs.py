@@ -23,16 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from kregress.matrix import Target
+from kregress.paths import cache_root
 
 DEFAULT_TIMEOUT = 600.0
 LOG_TAIL_LINES = 40
-
-
-def cache_root() -> Path:
-    base = os.environ.get("KREGRESS_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kregress"
-    )
-    return Path(base)
 
 
 @dataclass(frozen=True)

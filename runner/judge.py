@@ -118,10 +118,16 @@ def judge_compiles(configs: list[dict[str, Any]]) -> Verdict:
 
 
 def judge_resource(exp: Resource, target: Target, configs: list[dict[str, Any]]) -> Verdict:
+    limit = exp.max if exp.max is not None else target.limits.get(exp.metric)
     failed = compile_failures(configs)
     if failed:
+        # A compiler that refused a config for this very resource (IGC's PTSS error) said how much.
+        refused = {c["label"]: c["metrics"][exp.metric] for c in configs
+                   if c["status"] == "compile_error" and exp.metric in c.get("metrics", {})}  # fmt: skip
+        if refused:
+            failed.measured[exp.metric] = refused
+            failed.limit = limit
         return failed
-    limit = exp.max if exp.max is not None else target.limits.get(exp.metric)
     if limit is None:
         return Verdict.skip(
             f"no {exp.metric} limit for {target.name}: set `max` in case.toml or add it "
@@ -129,6 +135,9 @@ def judge_resource(exp: Resource, target: Target, configs: list[dict[str, Any]])
         )
     values = {c["label"]: c["metrics"].get(exp.metric) for c in configs}
     if any(v is None for v in values.values()):
+        reasons = {c.get("unavailable", {}).get(exp.metric) for c in configs} - {None}
+        if reasons:
+            return Verdict.skip(f"{target.name}: " + "; ".join(sorted(reasons)))
         return Verdict.skip(f"{target.name} does not report {exp.metric} with this toolchain")
     over = {label: v for label, v in values.items() if v > limit}
     shown = ", ".join(f"[{label}] {v}" for label, v in values.items())

@@ -12,11 +12,13 @@ import os
 import shutil
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kregress import xpu_native
 from kregress.devices import VISIBLE_DEVICES, pinned_environment, probe_count
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
 from kregress.judge import Outcome, Verdict, judge
@@ -30,6 +32,7 @@ TARGETS = pytest.StashKey[list[Target]]()
 JOBS = pytest.StashKey[dict[tuple[str, ...], JobOutcome]]()
 EXPLICIT = pytest.StashKey[Interpreter | None]()
 MATRIX_TOOLCHAINS = pytest.StashKey[dict[str, Interpreter | str]]()
+NATIVE_XPU = pytest.StashKey[dict[str, str]]()
 WORKDIR = pytest.StashKey[Path]()
 COMPILE_KINDS = ("compiles", "resource", "ir", "artifact")
 
@@ -193,6 +196,16 @@ def interpreter_for(config: pytest.Config, target: Target) -> Interpreter | str:
     return known[target.toolchain]
 
 
+def with_native_xpu(config: pytest.Config, target: Target, interpreter: Interpreter) -> Interpreter:
+    """XPU compile targets also get Intel's native compiler (provisioned once per process; where it
+    cannot be, the children say why in the SKIPs of the native figures)."""
+    if target.backend != "xpu" or target.kind != "compile":
+        return interpreter
+    if NATIVE_XPU not in config.stash:
+        config.stash[NATIVE_XPU] = xpu_native.child_variables(log=progress)
+    return replace(interpreter, env={**interpreter.env, **config.stash[NATIVE_XPU]})
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     close_fork_servers()
     if WORKDIR in config.stash and not config.getoption("keep_jobs"):
@@ -336,6 +349,7 @@ class CaseItem(pytest.Item):
         if isinstance(interpreter, str):
             self.verdict = Verdict.skip(interpreter)
             return
+        interpreter = with_native_xpu(self.config, self.target, interpreter)
         memo = self.config.stash[JOBS]
         if job.key not in memo:
             memo[job.key] = run_job(

@@ -23,6 +23,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +32,8 @@ from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
-from kregress.jobs import Interpreter, cache_root, tail
+from kregress.jobs import Interpreter, tail
+from kregress.paths import cache_root
 
 ENV_FORMAT = 6  # bump when the layout of an environment changes: old ones are rebuilt
 META = "kregress-env.json"
@@ -374,29 +376,40 @@ class EnvironmentCache:
         self.root = root or cache_root() / "envs"
 
     def get(self, toolchain: Toolchain, log: Any = lambda message: None) -> Environment:
-        final = self.root / toolchain.key()
+        key = toolchain.key()
+
+        def make(folder: Path) -> dict[str, Any]:
+            log(f"building toolchain environment {key} for {toolchain.name}")
+            return build(toolchain, folder, log)
+
+        return Environment(toolchain, self.built_once(key, make))
+
+    def built_once(self, key: str, make: Callable[[Path], dict[str, Any]]) -> Path:
+        """`<root>/<key>`, made by `make(folder)` (which returns the metadata) the first time only:
+        built in a temporary folder and renamed into place under a file lock, so a half-built one is
+        never used and concurrent callers (xdist workers, bisect steps) build it once."""
+        final = self.root / key
         if (final / META).exists():
             self.touch(final)
-            return Environment(toolchain, final)
+            return final
         self.root.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.root / f"{final.name}.lock")):
+        with FileLock(str(self.root / f"{key}.lock")):
             if (final / META).exists():  # built by someone else while we waited
                 self.touch(final)
-                return Environment(toolchain, final)
+                return final
             shutil.rmtree(final, ignore_errors=True)  # a folder without metadata is not an environment
-            building = self.root / f".building-{final.name}-{os.getpid()}"
+            building = self.root / f".building-{key}-{os.getpid()}"
             shutil.rmtree(building, ignore_errors=True)
             started = time.perf_counter()
-            log(f"building toolchain environment {final.name} for {toolchain.name}")
             try:
-                meta = build(toolchain, building, log)
+                meta = make(building)
                 meta["build_seconds"] = round(time.perf_counter() - started, 2)
                 (building / META).write_text(json.dumps(meta, indent=2))
                 os.rename(building, final)
             finally:
                 shutil.rmtree(building, ignore_errors=True)
         self.touch(final)
-        return Environment(toolchain, final)
+        return final
 
     @staticmethod
     def touch(folder: Path) -> None:

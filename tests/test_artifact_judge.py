@@ -109,9 +109,12 @@ def test_ocloc_front_records_and_stands_in_when_no_ocloc_builds(tmp_path: Path, 
     for variable in ("KREGRESS_OCLOC_LOG", "KREGRESS_OCLOC_REAL"):  # restored after the test
         monkeypatch.setenv(variable, "")
     monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("KREGRESS_OCLOC_CANDIDATES", raising=False)
+    monkeypatch.delenv("KREGRESS_OCLOC_PROVISIONED", raising=False)
     (tmp_path / "none").mkdir()
     front = ocloc_front(tmp_path / "none", "dg2", spirv)
-    assert front.why_not_native == "there is no ocloc on this machine"
+    assert front.chosen.why_not == "there is no ocloc on this machine"
     (tmp_path / "in.spv").write_bytes(spirv)
     args = ["compile", "-file", "in.spv", "-o", "out.bin", "-spirv_input", "-device", "pvc", "-options", "-x"]
     subprocess.run([str(front.folder / "ocloc"), *args], cwd=tmp_path, check=True)
@@ -127,6 +130,6 @@ def test_ocloc_front_records_and_stands_in_when_no_ocloc_builds(tmp_path: Path, 
     monkeypatch.setenv("PATH", str(real.parent))
     (tmp_path / "real").mkdir()
     front = ocloc_front(tmp_path / "real", "dg2", spirv)
-    assert front.why_not_native is None and front.real == str(real)
+    assert front.chosen.why_not is None and front.chosen.path == str(real)
     subprocess.run([str(front.folder / "ocloc"), *args], cwd=tmp_path, check=True)
     assert (tmp_path / "out.bin").read_bytes() == b"\x7fELF"

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +29,7 @@ from kregress.adapters import (
     binary_kind,
     config_label,
     cubin_figures,
+    ocloc,
     ptxas_figures,
 )
 
@@ -263,11 +263,10 @@ def measure(compiled: Any, target: Any) -> tuple[dict[str, int], dict[str, Any]]
 @dataclass
 class OclocFront:
     """`ocloc_front.py` put on PATH as `ocloc` for XPU compiles: what ocloc was asked to do, per
-    config, and whether a real ocloc here builds the native binaries (else why not)."""
+    config, and the real ocloc it forwards to (or why none here builds native code)."""
 
     folder: Path
-    real: str | None
-    why_not_native: str | None
+    chosen: ocloc.Chosen
 
     @property
     def log(self) -> Path:
@@ -282,35 +281,25 @@ class OclocFront:
 def ocloc_front(folder: Path, device_arch: str, spirv: bytes) -> OclocFront:
     """Find a real ocloc that turns the probe kernel's SPIR-V into a native binary for this device;
     put the recording front before it on PATH either way."""
-    real, why_not = shutil.which("ocloc"), None
-    if real is None:
-        why_not = "there is no ocloc on this machine"
-    else:
-        (folder / "probe.spv").write_bytes(spirv)
-        command = [
-            real,
-            "compile",
-            "-file",
-            "probe.spv",
-            "-o",
-            "probe.bin",
-            "-spirv_input",
-            "-device",
-            device_arch,
-        ]
-        done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False)
-        built = folder / "probe.bin"
-        if done.returncode != 0 or not built.exists() or binary_kind(built.read_bytes()) == "spirv":
-            last = (done.stdout + done.stderr).strip().splitlines()[-1:] or [""]
-            why_not = f"{real} cannot build native code here (exit {done.returncode}: {last[0][:200]})"
-    front = OclocFront(folder, real, why_not)
+    chosen = ocloc.choose(device_arch, spirv)
+    front = OclocFront(folder, chosen)
     script = folder / "ocloc"
     script.write_text(f"#!{sys.executable}\n" + (Path(__file__).parent / "ocloc_front.py").read_text())
     script.chmod(0o755)
     os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"
     os.environ["KREGRESS_OCLOC_LOG"] = str(front.log)
-    os.environ["KREGRESS_OCLOC_REAL"] = real if why_not is None else ""
+    os.environ["KREGRESS_OCLOC_REAL"] = chosen.path or ""
+    if chosen.path:
+        NATIVE_VERSIONS["ocloc"] = chosen.version
+        provisioned = json.loads(os.environ.get(ocloc.PROVISIONED_VARIABLE) or "{}")
+        if chosen.path == os.environ.get(ocloc.CANDIDATES_VARIABLE) and provisioned.get("versions"):
+            NATIVE_VERSIONS.update(
+                {k: v for k, v in provisioned["versions"].items() if k.startswith(("intel-", "libigc"))}
+            )
     return front
+
+
+NATIVE_VERSIONS: dict[str, str] = {}  # of the ocloc and IGC this child built native code with
 
 
 @dataclass
@@ -418,6 +407,7 @@ def compile_kernel(kernel: Any, session: Session, out_dir: Path) -> list[ConfigR
                 try:
                     result.metrics, result.artifacts = measure(compiled, target)
                     describe_artifacts(result, compiled, session, seen_before)
+                    native_step(result, compiled, session)
                     if cold is not None:
                         result.artifacts["cache_hit"] = recompiles_from_cache(fn, launch, Path(cold))
                     else:
@@ -467,15 +457,63 @@ def describe_artifacts(result: ConfigResult, compiled: Any, session: Session, se
     artifacts["native_device"] = last[last.index("-device") + 1] if "-device" in last else None
     artifacts["native_options"] = last[last.index("-options") + 1] if "-options" in last else ""
     artifacts["ocloc_invocations"] = [" ".join(a) for a in builds]
-    if session.ocloc.why_not_native:
+    if session.ocloc.chosen.path is None:
         artifacts["binary_kind"] = None
         why["binary_kind"] = (
-            f"{session.ocloc.why_not_native}; the ocloc invocation was recorded and the stored "
+            f"{session.ocloc.chosen.why_not}; the ocloc invocation was recorded and the stored "
             "binary stays SPIR-V, so the native binary is checked on an XPU runner"
         )
+
+
+NATIVE_FIGURES = ("registers", "simd_size", "spill_bytes", "scratch_bytes", "scratch_bytes_per_block")
+
+
+def native_step(result: ConfigResult, compiled: Any, session: Session) -> None:
+    """XPU: the native binary of this config and IGC's figures for it. Where the compiler built
+    native code itself (through the front), its binary is read; otherwise ocloc builds the SPIR-V
+    for the target's device with the build flags the compiler chose, as the driver would at load."""
+    chosen = session.ocloc.chosen if session.ocloc else None
+    if chosen is None:
+        return
+    binary, name = compiled.asm["spv"], compiled.metadata.name
+    device = describe_target(session.target).split(":", 1)[1]
+    if binary_kind(binary) == "elf":
+        zebin = binary
+        result.artifacts["binary_device"] = ocloc.product_family(zebin)
+    elif chosen.path is None:
+        for figure in (*NATIVE_FIGURES, "binary_device"):
+            result.unavailable[figure] = f"native code comes from Intel's ocloc, and {chosen.why_not}"
+        return
+    else:
+        flags = getattr(compiled.metadata, "build_flags", "") or ""
+        built = ocloc.build(chosen.path, binary, device, flags, chosen.identity)
+        if not built.ok:
+            overflow = built.scratch_overflow()
+            result.status = "compile_error"
+            result.error_type = "OutOfResources" if overflow else "NativeCompileError"
+            if overflow:
+                result.metrics["scratch_bytes"] = overflow[0]
+            result.message = (
+                f"{' '.join(built.command)} (ocloc {chosen.version}) exited {built.returncode}:\n"
+                f"{built.log.strip()}\n{built.diagnosis()}"
+            )[-4000:]
+            return
+        zebin = built.binary or b""
+        result.unavailable["binary_device"] = (
+            f"the compiler produced SPIR-V; kregress built its native code for {device} itself"
+        )
+    figures = ocloc.figures(zebin, name)
+    hardware_threads = -(-result.artifacts["threads_per_block"] // figures["simd_size"])
+    result.metrics.update(
+        registers=figures["registers"],
+        spill_bytes=figures["spill_bytes"],
+        scratch_bytes=figures["scratch_bytes"],
+        scratch_bytes_per_block=figures["scratch_bytes"] * hardware_threads,
+    )
+    result.artifacts.update(registers=figures["registers"], simd_size=figures["simd_size"])
 
 
 def toolchain_versions() -> dict[str, str]:
     import triton
 
-    return {"triton": triton.__version__}
+    return {"triton": triton.__version__, **NATIVE_VERSIONS}

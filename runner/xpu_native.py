@@ -1,0 +1,182 @@
+"""Intel's offline compiler on a machine without an Intel GPU, provisioned by kregress itself.
+
+Native XPU code (registers, spills, per-thread scratch) comes from `ocloc` and the IGC inside it.
+A real XPU runner has one on PATH, and the child prefers it. Elsewhere kregress unpacks Debian's
+`intel-ocloc` with IGC and runs it through the loader of the C library it was built against,
+unpacked beside it (nothing is installed system-wide): from a folder of .deb files
+(`KREGRESS_XPU_NATIVE_DEBS`, pinned), else fetched by name from Debian's development distribution
+with apt's own options pointed at private lists and caches. The result is an environment of the
+kregress cache, listed and pruned with the toolchain environments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from kregress.adapters.ocloc import CANDIDATES_VARIABLE, PROVISIONED_VARIABLE
+from kregress.jobs import tail
+from kregress.toolchains import ENV_FORMAT, META, EnvironmentCache
+
+DEBS_VARIABLE = "KREGRESS_XPU_NATIVE_DEBS"
+MIRROR_VARIABLE = "KREGRESS_XPU_NATIVE_MIRROR"
+# Measured: ocloc 26.27 with IGC 2.40 needs these and nothing else from outside its own packages.
+PACKAGES = ("intel-ocloc", "libigc2", "libigdfcl2", "libc6", "libstdc++6", "libgcc-s1", "zlib1g")
+SUITE = "sid"  # the only Debian suite whose IGC enforces the hardware's scratch limit as IGC does
+LIBRARIES = "usr/lib/x86_64-linux-gnu"
+LOADER = "ld-linux-x86-64.so.2"
+COMMAND_TIMEOUT = 900
+
+
+class NativeXpuError(Exception):
+    """The native XPU compiler could not be provisioned; the message says what to install or set."""
+
+
+def run(command: list[str], what: str, cwd: Path | None = None) -> str:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=COMMAND_TIMEOUT,
+                              check=False)  # fmt: skip
+    except FileNotFoundError:
+        raise NativeXpuError(f"{what}: {command[0]} is not on this machine") from None
+    except subprocess.TimeoutExpired:
+        raise NativeXpuError(f"{what}: took over {COMMAND_TIMEOUT} s") from None
+    if done.returncode != 0:
+        raise NativeXpuError(
+            f"{what} failed (exit {done.returncode}):\n{tail(done.stdout + done.stderr, 15)}"
+        )
+    return done.stdout
+
+
+def deb_fields(deb: Path) -> dict[str, str]:
+    text = run(["dpkg-deb", "-f", str(deb), "Package", "Version"], f"reading {deb.name}")
+    return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
+
+
+def packages_in(folder: Path) -> dict[str, Path]:
+    """The .deb files of `folder` that provide PACKAGES, by package name; every one must be there."""
+    found = {deb_fields(deb).get("Package", ""): deb for deb in sorted(folder.glob("*.deb"))}
+    missing = [p for p in PACKAGES if p not in found]
+    if missing:
+        raise NativeXpuError(
+            f"{DEBS_VARIABLE}={folder} lacks {', '.join(missing)} (it needs the .deb files of "
+            f"{', '.join(PACKAGES)})"
+        )
+    return {p: found[p] for p in PACKAGES}
+
+
+def mirror() -> str:
+    """The Debian mirror this machine's apt already uses (so a runner's own mirror is honoured)."""
+    if os.environ.get(MIRROR_VARIABLE):
+        return os.environ[MIRROR_VARIABLE]
+    sources = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]
+    for source in sources:
+        text = source.read_text(errors="replace") if source.is_file() else ""
+        for uri in re.findall(r"^URIs:\s*(\S+)", text, re.MULTILINE) + re.findall(
+            r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+\S+\s+main", text, re.MULTILINE
+        ):
+            if uri.rstrip("/").endswith("/debian"):
+                return uri
+    raise NativeXpuError(
+        f"no Debian mirror in this machine's apt sources to fetch {', '.join(PACKAGES)} from; set "
+        f"{DEBS_VARIABLE} to a folder of those .deb files, or {MIRROR_VARIABLE} to a Debian mirror"
+    )
+
+
+def download(into: Path) -> dict[str, Path]:
+    """Fetch PACKAGES by name from Debian's development suite with apt, touching none of the
+    machine's own apt state."""
+    state = into / "apt"
+    for part in ("lists/partial", "cache/archives/partial", "etc"):
+        (state / part).mkdir(parents=True, exist_ok=True)
+    (state / "status").touch()
+    (state / "etc" / "sources.list").write_text(f"deb {mirror()} {SUITE} main\n")
+    options = [
+        f"-oDir::Etc::SourceList={state / 'etc' / 'sources.list'}", "-oDir::Etc::SourceParts=/dev/null",
+        f"-oDir::State::Lists={state / 'lists'}", f"-oDir::Cache={state / 'cache'}",
+        f"-oDir::State::status={state / 'status'}", "-oAPT::Architecture=amd64",
+        "-oAPT::Architectures=amd64", "-oAPT::Sandbox::User=root", "-qq",
+    ]  # fmt: skip
+    run(["apt-get", *options, "update"], f"apt-get update for Debian {SUITE}")
+    debs = into / "debs"
+    debs.mkdir()
+    run(["apt-get", *options, "download", *PACKAGES], f"apt-get download from Debian {SUITE}", cwd=debs)
+    return packages_in(debs)
+
+
+WRAPPER = """#!/bin/sh
+# {ocloc} from {source}, run through the loader of the C library it was built against.
+here=$(dirname "$(readlink -f "$0")")/..
+exec "$here/root/{libraries}/{loader}" --library-path "$here/root/{libraries}" "$here/root/{ocloc}" "$@"
+"""
+
+
+def make(folder: Path, log: Any) -> dict[str, Any]:
+    """Unpack the packages into `folder/root`, put an `ocloc` that runs them at `folder/bin`."""
+    folder.mkdir(parents=True)
+    given = os.environ.get(DEBS_VARIABLE)
+    if given:
+        source = f"the .deb files in {given}"
+        debs = packages_in(Path(given))
+    else:
+        source = f"Debian {SUITE} ({mirror()})"
+        log(f"fetching {', '.join(PACKAGES)} from {source}")
+        debs = download(folder)
+    versions = {package: deb_fields(deb)["Version"] for package, deb in debs.items()}
+    for deb in debs.values():
+        run(["dpkg-deb", "-x", str(deb), str(folder / "root")], f"unpacking {deb.name}")
+    shutil.rmtree(folder / "apt", ignore_errors=True)
+    shutil.rmtree(folder / "debs", ignore_errors=True)
+    programs = sorted(p for p in (folder / "root" / "usr" / "bin").glob("ocloc*") if not p.is_symlink())
+    if not programs or not (folder / "root" / LIBRARIES / LOADER).exists():
+        raise NativeXpuError(f"{source}: no usr/bin/ocloc* or no {LOADER} among the unpacked files")
+    ocloc = programs[0].relative_to(folder / "root")
+    (folder / "bin").mkdir()
+    wrapper = folder / "bin" / "ocloc"
+    wrapper.write_text(WRAPPER.format(ocloc=ocloc, source=source, libraries=LIBRARIES, loader=LOADER))
+    wrapper.chmod(0o755)
+    answer = run([str(wrapper), "--version"], f"running {ocloc} from {source}").strip()
+    return {
+        "format": ENV_FORMAT,
+        "toolchain": ["xpu-native", *(f"{p}=={v}" for p, v in versions.items())],
+        "versions": {"ocloc": answer.splitlines()[-1] if answer else "unknown", **versions},
+        "source": source,
+        "ocloc": str(Path("bin") / "ocloc"),
+        "created": time.time(),
+    }
+
+
+def key() -> str:
+    """Pinned files: by their names and sizes. Fetched by name: one environment, until pruned."""
+    given = os.environ.get(DEBS_VARIABLE)
+    if not given:
+        return f"xpu-native-{SUITE}"
+    listed = sorted((p.name, p.stat().st_size) for p in Path(given).glob("*.deb"))
+    return "xpu-native-" + hashlib.sha256(json.dumps(listed).encode()).hexdigest()[:12]
+
+
+def provision(cache: EnvironmentCache | None = None, log: Any = lambda message: None) -> dict[str, Any]:
+    """The provisioned native XPU compiler's metadata, with `path` to its ocloc; built on first use."""
+    cache = cache or EnvironmentCache()
+    folder = cache.built_once(key(), lambda building: make(building, log))
+    meta = json.loads((folder / META).read_text())
+    return {**meta, "path": str(folder / meta["ocloc"])}
+
+
+def child_variables(log: Any = lambda message: None) -> dict[str, str]:
+    """What a child compiling for XPU needs to find native code: the provisioned ocloc, or why there
+    is none (an ocloc on PATH is still tried first)."""
+    try:
+        native = provision(log=log)
+    except NativeXpuError as exc:
+        why = (f"kregress could not provision Intel's ocloc ({exc}); install intel-ocloc, or set "
+               f"{DEBS_VARIABLE} to a folder of the .deb files of {', '.join(PACKAGES)}")  # fmt: skip
+        return {PROVISIONED_VARIABLE: json.dumps({"why_not": why})}
+    described = {"source": native["source"], "versions": native["versions"]}
+    return {CANDIDATES_VARIABLE: native["path"], PROVISIONED_VARIABLE: json.dumps(described)}
