@@ -16,6 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from kregress import xpu_native
 from kregress.bisect.command import add_parser as add_bisect_parser
 from kregress.bisect.comment import add_parser as add_comment_parser
 from kregress.history import HistoryError, default_path, recent_runs, store
@@ -175,6 +176,12 @@ def write(path: Path, text: str) -> None:
 def command_envs_build(args: argparse.Namespace) -> int:
     """Build (or find) the environment of a toolchain and print where it is."""
     started = time.perf_counter()
+    if args.spec == "xpu-native":
+        native = xpu_native.provision(log=lambda m: print(m, file=sys.stderr))
+        versions = ", ".join(f"{k} {v}" for k, v in native["versions"].items())
+        seconds = time.perf_counter() - started
+        print(f"{native['path']}  ({versions}; from {native['source']}; {seconds:.2f} s)")
+        return 0
     environment = EnvironmentCache().get(Toolchain.parse(args.spec), log=lambda m: print(m, file=sys.stderr))
     lent = environment.meta.get("lent", {})
     versions = ", ".join([f"{k} {v}" for k, v in environment.versions.items()]
@@ -290,7 +297,11 @@ def parser() -> argparse.ArgumentParser:
     envs = commands.add_parser("envs", help="toolchain environments: build, list, prune")
     env_commands = envs.add_subparsers(dest="envs_command", required=True)
     build = env_commands.add_parser("build", help="build (or find) a toolchain's environment, print its path")
-    build.add_argument("spec", help="requirements like 'triton==3.2.0', or a wheel or checkout path")
+    build.add_argument(
+        "spec",
+        help="requirements like 'triton==3.2.0', a wheel or checkout path, or 'xpu-native' for Intel's "
+        "offline compiler (ocloc + IGC) that builds native XPU code here",
+    )
     build.set_defaults(run=command_envs_build)
     listing = env_commands.add_parser("list", help="cached environments with size on disk and last use")
     listing.add_argument("--json", action="store_true", help="machine-readable output")
@@ -321,6 +332,9 @@ def main(argv: list[str] | None = None) -> int:
     except HistoryError as exc:
         print(f"kregress: {exc}", file=sys.stderr)
         return 2
+    except xpu_native.NativeXpuError as exc:
+        print(f"kregress: {exc}", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -129,6 +129,7 @@ def make(folder: Path, log: Any) -> dict[str, Any]:
         log(f"fetching {', '.join(PACKAGES)} from {source}")
         debs = download(folder)
     versions = {package: deb_fields(deb)["Version"] for package, deb in debs.items()}
+    log(f"unpacking Intel's native XPU compiler ({len(debs)} packages) from {source}")
     for deb in debs.values():
         run(["dpkg-deb", "-x", str(deb), str(folder / "root")], f"unpacking {deb.name}")
     shutil.rmtree(folder / "apt", ignore_errors=True)

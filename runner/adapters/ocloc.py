@@ -57,9 +57,11 @@ class NativeBuild:
         return (int(found.group(1)), int(found.group(2))) if found else None
 
     def diagnosis(self) -> str:
-        """The lines of ocloc's log that say what happened, IGC's error last."""
+        """The lines of ocloc's log that say what happened, the one that names the cause last
+        (IGC follows it with a generic "backend compiler failed build")."""
         lines = [line.strip() for line in self.log.splitlines() if line.strip()]
         errors = [line for line in lines if line.startswith("error:")]
+        errors.sort(key=lambda line: bool(PTSS_ERROR.search(line)))
         return "\n".join(errors or lines[-3:]) or f"ocloc exited {self.returncode} and printed nothing"
 
 

@@ -493,6 +493,7 @@ def native_step(result: ConfigResult, compiled: Any, session: Session) -> None:
             result.error_type = "OutOfResources" if overflow else "NativeCompileError"
             if overflow:
                 result.metrics["scratch_bytes"] = overflow[0]
+            # The last line is what a summary shows: IGC's own diagnosis.
             result.message = (
                 f"{' '.join(built.command)} (ocloc {chosen.version}) exited {built.returncode}:\n"
                 f"{built.log.strip()}\n{built.diagnosis()}"
