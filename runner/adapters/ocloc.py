@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from filelock import FileLock
+
 from kregress.adapters import binary_kind, c_string, elf_sections
 from kregress.paths import cache_root
 
@@ -88,11 +90,23 @@ def build(ocloc: str, spirv: bytes, device: str, options: str, tool_identity: st
         json.dumps([tool_identity, device, options]).encode() + hashlib.sha256(spirv).digest()
     ).hexdigest()[:32]
     folder = build_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    # xdist workers judging expectations of the same kernel build it once: the others wait here.
+    with FileLock(str(folder / f"{key}.lock")):
+        return cached(folder, key) or build_now(ocloc, spirv, device, options, folder, key)
+
+
+def cached(folder: Path, key: str) -> NativeBuild | None:
     record, binary_file = folder / f"{key}.json", folder / f"{key}.bin"
-    if record.exists():
-        saved = json.loads(record.read_text())
-        binary = binary_file.read_bytes() if binary_file.exists() else None
-        return NativeBuild(saved["returncode"], saved["log"], binary, saved["command"], cached=True)
+    if not record.exists():
+        return None
+    saved = json.loads(record.read_text())
+    binary = binary_file.read_bytes() if binary_file.exists() else None
+    return NativeBuild(saved["returncode"], saved["log"], binary, saved["command"], cached=True)
+
+
+def build_now(ocloc: str, spirv: bytes, device: str, options: str, folder: Path, key: str) -> NativeBuild:
+    record, binary_file = folder / f"{key}.json", folder / f"{key}.bin"
     with tempfile.TemporaryDirectory(prefix="kregress-ocloc-") as tmp:
         (Path(tmp) / "kernel.spv").write_bytes(spirv)
         command = [ocloc, "compile", "-file", "kernel.spv", "-o", "kernel.bin", "-spirv_input",
@@ -101,7 +115,6 @@ def build(ocloc: str, spirv: bytes, device: str, options: str, tool_identity: st
         out = Path(tmp) / "kernel.bin"
         binary = out.read_bytes() if out.exists() else None
     result = NativeBuild(done.returncode, done.stdout + done.stderr, binary, command)
-    folder.mkdir(parents=True, exist_ok=True)
     # Written beside, then renamed: workers building the same kernel never read half a record.
     if binary is not None:
         temporary = binary_file.with_suffix(f".{os.getpid()}.tmp")
