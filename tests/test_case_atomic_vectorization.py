@@ -17,7 +17,7 @@ framework = "{framework}"
 timeout = 900
 [upstream]
 repo = "tile-ai/tilelang"
-issue = "https://github.com/tile-ai/tilelang/tree/main/examples/attention_sink"
+issue = "https://github.com/tile-ai/tilelang/issues/1366"
 [[expect]]
 name = "custom-layout"
 kind = "ir"
