@@ -19,8 +19,9 @@ from pathlib import Path
 from kregress import xpu_native
 from kregress.bisect.command import add_parser as add_bisect_parser
 from kregress.bisect.comment import add_parser as add_comment_parser
+from kregress.bisect.verify import add_parser as add_verify_parser
 from kregress.history import HistoryError, default_path, recent_runs, store
-from kregress.manifest import load_case
+from kregress.manifest import load_case, reproduction_problems
 from kregress.matrix import load_matrix, nightly_jobs, runner_for
 from kregress.page import build as build_page
 from kregress.page import render_html
@@ -39,7 +40,8 @@ from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
 
 def command_check(args: argparse.Namespace) -> int:
-    """Validate every corpus/<case>/case.toml; print one line per case, every problem in full."""
+    """Validate every corpus/<case>/case.toml (schema, targets, and that it says how it is shown to
+    catch its bug); print one line per case, every problem in full."""
     matrix = load_matrix(args.matrix)
     manifests = sorted(args.corpus.glob("*/case.toml"))
     if not manifests:
@@ -53,8 +55,14 @@ def command_check(args: argparse.Namespace) -> int:
             bad += 1
             print(f"INVALID {exc}")
             continue
+        problems = reproduction_problems(case)
+        if problems:
+            bad += 1
+            print(f"INVALID {path}:" + "".join(f"\n  - {problem}" for problem in problems))
+            continue
         names = ", ".join(name for name, _ in case.expectations())
-        print(f"ok      {case.id} ({case.manifest.framework}): {names}")
+        levels = "+".join(case.manifest.reproduce.levels) if case.manifest.reproduce else ""
+        print(f"ok      {case.id} ({case.manifest.framework}, {levels}): {names}")
     print(f"{len(manifests) - bad} valid, {bad} invalid")
     return 2 if bad else 0
 
@@ -313,6 +321,7 @@ def parser() -> argparse.ArgumentParser:
     prune.set_defaults(run=command_envs_prune)
     add_bisect_parser(commands)
     add_comment_parser(commands)
+    add_verify_parser(commands)
     return top
 
 

@@ -207,6 +207,66 @@ class KnownBad(Strict):
         return True
 
 
+class Control(Strict):
+    """A kernel (or check) of repro.py written the way the buggy compiler left it: judged in place
+    of the named expectations' own, each of them must FAIL, while the case's own PASS."""
+
+    expect: list[str] = Field(min_length=1)
+    kernel: str | None = Field(default=None, description="stands in for the expectations' kernel")
+    check: str | None = Field(default=None, description="stands in for a numerics expectation's check")
+
+    @model_validator(mode="after")
+    def _one_stand_in(self) -> Control:
+        if (self.kernel is None) == (self.check is None):
+            raise ValueError(
+                "a control names exactly one of kernel (compile expectations) or check (numerics)"
+            )
+        return self
+
+
+REPRODUCE_LEVELS = ("reproduced", "control", "guard")
+
+
+class Reproduce(Strict):
+    """How the case is shown to catch its bug, at the strongest level reachable:
+
+    reproduced — real compiler releases: under each of `bad` the `must_fail` expectations FAIL on
+        `targets`, under each of `good` the case holds there;
+    control — kernels written as the buggy compiler left them (`[[reproduce.control]]`);
+    guard — no compiler with the bug can run anywhere reachable, and why.
+    """
+
+    targets: list[str] = Field(default_factory=list, description="where the bug shows")
+    bad: list[str] = Field(default_factory=list, description="toolchains that have the bug")
+    good: list[str] = Field(default_factory=list, description="toolchains that do not")
+    no_good: str | None = Field(default=None, description="why no good toolchain can be named")
+    must_fail: list[str] | None = Field(default=None, description="default: what known_bad entries name")
+    control: list[Control] = Field(default_factory=list)
+    guard: str | None = None
+
+    @property
+    def levels(self) -> list[str]:
+        return [
+            name
+            for name, on in zip(REPRODUCE_LEVELS, (self.bad, self.control, self.guard), strict=True)
+            if on
+        ]
+
+    @model_validator(mode="after")
+    def _some_level(self) -> Reproduce:
+        if not self.levels:
+            raise ValueError(
+                "say how the bug is shown: bad (with good) releases, a control, or a guard reason"
+            )
+        if (self.bad or self.control) and not self.targets:
+            raise ValueError("bad releases and controls need targets: where the bug shows")
+        if self.bad and not (self.good or self.no_good):
+            raise ValueError(
+                "bad releases need good ones to hold against, or no_good saying why there is none"
+            )
+        return self
+
+
 class Manifest(Strict):
     title: str
     framework: Framework
@@ -214,6 +274,7 @@ class Manifest(Strict):
     timeout: int | None = Field(default=None, gt=0, description="seconds per child process")
     expect: list[Expectation] = Field(min_length=1)
     known_bad: list[KnownBad] = Field(default_factory=list)
+    reproduce: Reproduce | None = None
 
     @model_validator(mode="after")
     def _unique_names(self) -> Manifest:
@@ -225,14 +286,28 @@ class Manifest(Strict):
                     f"expect[{index}] and expect[{seen[name]}] share the name {name!r}; give one a name"
                 )
             seen[name] = index
-        for index, entry in enumerate(self.known_bad):
-            for name in entry.expect or []:
+        named = [(f"known_bad[{i}].expect", e.expect or []) for i, e in enumerate(self.known_bad)]
+        if self.reproduce:
+            named.append(("reproduce.must_fail", self.reproduce.must_fail or []))
+            named += [
+                (f"reproduce.control[{i}].expect", c.expect) for i, c in enumerate(self.reproduce.control)
+            ]
+        for where, names in named:
+            for name in names:
                 if name not in seen:
                     raise ValueError(
-                        f"known_bad[{index}].expect names {name!r}, not an expectation of this case "
-                        f"(names: {', '.join(seen)})"
+                        f"{where} names {name!r}, not an expectation of this case (names: {', '.join(seen)})"
                     )
         return self
+
+    def must_fail(self) -> list[str]:
+        """The expectations the bug is about: named in [reproduce], else by the known_bad entries
+        of the case's own bug (entries for other bugs, linked elsewhere, do not count)."""
+        if self.reproduce and self.reproduce.must_fail is not None:
+            return self.reproduce.must_fail
+        own = [entry for entry in self.known_bad if entry.link == self.upstream.issue] or self.known_bad
+        names = [n for entry in own for n in (entry.expect or [])]
+        return list(dict.fromkeys(names)) or [e.name or e.default_name() for e in self.expect]
 
 
 class Case:
@@ -264,6 +339,8 @@ def load_case(manifest_path: Path, known_targets: set[str] | None = None) -> Cas
         allowed = sorted(known_targets | backends)
         places = [(f"expect[{i}].targets", e.targets) for i, e in enumerate(manifest.expect)]
         places += [(f"known_bad[{i}].targets", k.targets) for i, k in enumerate(manifest.known_bad)]
+        if manifest.reproduce:
+            places.append(("reproduce.targets", manifest.reproduce.targets))
         for where, names in places:
             for name in names or []:
                 if name not in known_targets and name not in backends:
@@ -273,3 +350,39 @@ def load_case(manifest_path: Path, known_targets: set[str] | None = None) -> Cas
     if problems:
         raise SchemaError(manifest_path, problems)
     return Case(folder, manifest)
+
+
+UPSTREAM_BUG = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+$")
+
+
+def reproduction_problems(case: Case) -> list[str]:
+    """What keeps a case from showing that it catches its bug (checked by `kregress check`, not at
+    collection: a case still runs while these are mended)."""
+    manifest, problems = case.manifest, []
+    if not UPSTREAM_BUG.match(manifest.upstream.issue):
+        problems.append(
+            f"upstream.issue must be the bug's issue or pull request "
+            f"(https://github.com/OWNER/REPO/issues/N or /pull/N), not {manifest.upstream.issue!r}"
+        )
+    reproduce = manifest.reproduce
+    if reproduce is None:
+        problems.append(
+            "no [reproduce] table: say how the case is shown to catch its bug (bad/good, control, guard)"
+        )
+        return problems
+    shows_on = set(reproduce.targets)
+    for index, entry in enumerate(manifest.known_bad):
+        if entry.link != manifest.upstream.issue or not shows_on:
+            continue  # another bug's entry, or a bug shown nowhere in particular
+        if entry.targets is None:
+            problems.append(
+                f"known_bad[{index}] (the case's own bug) has no targets, but the bug shows only on "
+                f"{', '.join(reproduce.targets)}: elsewhere a PASS would be reported as XPASS"
+            )
+        for target in entry.targets or []:
+            if target not in shows_on:
+                problems.append(
+                    f"known_bad[{index}].targets has {target!r}, where the bug cannot show "
+                    f"(reproduce.targets: {', '.join(reproduce.targets)})"
+                )
+    return problems

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 from conftest import CORPORA
@@ -11,7 +12,7 @@ from kregress.cli import main
 def test_check_accepts_valid_cases(capsys) -> None:
     assert main(["check", str(CORPORA / "kinds")]) == 0
     out = capsys.readouterr().out
-    assert "ok      vector_add (triton): compiles-add" in out
+    assert "ok      vector_add (triton, guard): compiles-add" in out
     assert "2 valid, 0 invalid" in out
 
 
@@ -24,6 +25,33 @@ def test_check_names_file_and_field_of_a_bad_case(tmp_path: Path, capsys) -> Non
     out = capsys.readouterr().out
     assert f"INVALID {folder / 'case.toml'}:" in out
     assert "upstream: required field is missing" in out
+
+
+def test_check_wants_each_case_to_say_how_it_catches_its_bug(tmp_path: Path, capsys) -> None:
+    shutil.copytree(CORPORA / "verify" / "proven_control", tmp_path / "case_a")
+    manifest = tmp_path / "case_a" / "case.toml"
+    text = manifest.read_text()
+    manifest.write_text(
+        text.replace(
+            "https://github.com/example/kernels/issues/4", "https://github.com/example/kernels/tree/main/x"
+        ).split("[reproduce]")[0]
+    )
+    shutil.copytree(CORPORA / "verify" / "proven_control", tmp_path / "case_b")
+    (tmp_path / "case_b" / "case.toml").write_text(
+        text
+        + '\n[[known_bad]]\nlink = "https://github.com/example/kernels/issues/4"\ntargets = ["cuda:sm_80"]\n'
+        '\n[[known_bad]]\nlink = "https://github.com/example/kernels/issues/4"\n'
+    )
+    assert main(["check", str(tmp_path)]) == 2
+    out = capsys.readouterr().out
+    assert "upstream.issue must be the bug's issue or pull request" in out
+    assert "no [reproduce] table" in out
+    assert (
+        "known_bad[0].targets has 'cuda:sm_80', where the bug cannot show (reproduce.targets: cuda:sm_90)"
+        in out
+    )
+    assert "known_bad[1] (the case's own bug) has no targets, but the bug shows only on cuda:sm_90" in out
+    assert "0 valid, 2 invalid" in out
 
 
 def test_targets_lists_limits(capsys) -> None:
