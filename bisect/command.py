@@ -107,7 +107,7 @@ class Bisection:
             observation = self.run.observe(spec)
             self.memo.add(self.run, spec, environment.root.name, observation)
             observations.append(observation)
-        votes = [observation_verdict(o, self.regress) for o in observations]
+        votes = [observation_verdict(o, self.regress, self.run.expectation is None) for o in observations]
         point = Point(candidate, majority(votes), votes, observations)
         self.report_point(point)
         return point
@@ -148,7 +148,11 @@ def markdown(
              + (f" on `{args.target}`" if args.target else "")]  # fmt: skip
     if result.exact:
         pr = f" (PR #{culprit.pr})" if culprit.pr else ""
-        lines.append(f"\nFirst bad ({args.regress}): **{culprit.label}**{pr}; last good: {good.label}.")
+        if args.regress == "pass":
+            scope = "the whole case holds" if not args.expectation else f"{args.expectation} passes"
+            lines.append(f"\nFirst fixed ({scope}): **{culprit.label}**{pr}; last broken: {good.label}.")
+        else:
+            lines.append(f"\nFirst bad ({args.regress}): **{culprit.label}**{pr}; last good: {good.label}.")
     elif result.contradictions:
         lines.append(
             f"\nNo single culprit: history is not monotone. The search ended at {good.label} → "
@@ -228,11 +232,23 @@ def command_bisect(args: argparse.Namespace) -> int:
     try:
         console.print("verifying both ends")
         ends = judge_round(bisection, candidates, [0, len(candidates) - 1])
+        first, last = ends[0], ends[len(candidates) - 1]
         problems = []
-        if ends[0] != Verdict.GOOD:
-            problems.append(f"the good end {candidates[0].label} is {ends[0].value}")
-        if ends[len(candidates) - 1] != Verdict.BAD:
-            problems.append(f"the bad end {candidates[-1].label} is {ends[len(candidates) - 1].value}")
+        if args.regress == "pass":  # a fix search: --good is the broken end, --bad the fixed one
+            shown = {
+                Verdict.BAD: "holds already",
+                Verdict.GOOD: "is still broken",
+                Verdict.SKIP: "cannot be judged",
+            }
+            if first != Verdict.GOOD:
+                problems.append(f"the broken end {candidates[0].label} {shown[first]}")
+            if last != Verdict.BAD:
+                problems.append(f"the fixed end {candidates[-1].label} {shown[last]}")
+        else:
+            if first != Verdict.GOOD:
+                problems.append(f"the good end {candidates[0].label} is {first.value}")
+            if last != Verdict.BAD:
+                problems.append(f"the bad end {candidates[-1].label} is {last.value}")
         if problems:
             for end in (candidates[0], candidates[-1]):
                 point = bisection.points[end.key]

@@ -61,8 +61,18 @@ def item_verdict(outcome: str, failure_kind: str | None, regress: str) -> Verdic
     raise ValueError(f"--regress must be one of {', '.join(REGRESSIONS)}")
 
 
-def observation_verdict(observation: Observation, regress: str) -> Verdict:
-    """Bad if any item is bad; good if some item is good and none bad; else a skip."""
+def observation_verdict(observation: Observation, regress: str, whole_case: bool = False) -> Verdict:
+    """Bad if any item is bad; good if some item is good and none bad; else a skip.
+
+    A fix search over a whole case (`--regress pass` with no `-e`) asks when the case first holds:
+    a point is fixed ("bad" for the search) only when every item that ran PASSes, so a release that
+    merely broke another expectation of the case (say, stopped vectorizing every atomic, where the
+    case's positive control then FAILs) is never named as the fix."""
+    if regress == "pass" and whole_case:
+        ran = [o for o in observation.outcomes.values() if o != "SKIP"]
+        if any(o in ("FAIL", "XFAIL") for o in ran):
+            return Verdict.GOOD
+        return Verdict.BAD if ran and all(o in ("PASS", "XPASS") for o in ran) else Verdict.SKIP
     verdicts = {
         item_verdict(o, observation.failure_kinds.get(i), regress) for i, o in observation.outcomes.items()
     }

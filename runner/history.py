@@ -19,7 +19,7 @@ from typing import Any
 from kregress.paths import cache_root
 from kregress.results import version_key
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: items.reproduce
 SCHEMA = """
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -49,6 +49,7 @@ CREATE TABLE items (
     fix TEXT,
     attempts TEXT,                  -- JSON list when judged more than once in the run
     duration REAL,
+    reproduce TEXT,                 -- how the case is shown to catch its bug: reproduced+control, guard
     PRIMARY KEY (run_id, case_id, expectation, target)
 );
 CREATE INDEX items_by_key ON items (case_id, expectation, target);
@@ -89,14 +90,17 @@ def ensure_schema(connection: sqlite3.Connection, path: Path) -> None:
             f"(this one reads {SCHEMA_VERSION})"
         )
     connection.execute("BEGIN IMMEDIATE")
-    try:  # another writer may have created it while this one waited for the lock
-        if connection.execute("PRAGMA user_version").fetchone()[0] == 0:
+    try:  # another writer may have created or migrated it while this one waited for the lock
+        found = connection.execute("PRAGMA user_version").fetchone()[0]
+        if found == 0:
             if connection.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
                 raise HistoryError(f"{path}: not a kregress history (tables without a schema version)")
             for statement in SCHEMA.split(";\n"):  # not executescript: it would commit first
                 if statement.strip():
                     connection.execute(statement)
-            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        elif found == 1:
+            connection.execute("ALTER TABLE items ADD COLUMN reproduce TEXT")
+        connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("COMMIT")
     except BaseException:
         connection.execute("ROLLBACK")
@@ -134,7 +138,7 @@ def store(path: Path, document: dict[str, Any], source: str | None = None) -> in
             )
             run_id = int(cursor.lastrowid or 0)
             connection.executemany(
-                "INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [item_row(run_id, item) for item in items],
             )
             connection.execute("COMMIT")
@@ -149,7 +153,7 @@ def item_row(run_id: int, item: dict[str, Any]) -> tuple:
         run_id, item["case"], item["expectation"], item["target"], item.get("kind"), item["outcome"],
         item.get("failure_kind"), item.get("message"), dumps(item.get("measured")), dumps(item.get("limit")),
         dumps(item.get("toolchain")), item.get("framework"), item.get("upstream"), item.get("fix"),
-        dumps(item.get("attempts")), item.get("duration"),
+        dumps(item.get("attempts")), item.get("duration"), item.get("reproduce"),
     )  # fmt: skip
 
 
@@ -192,7 +196,7 @@ def item_of(row: sqlite3.Row) -> dict[str, Any]:
         "kind": row["kind"], "outcome": row["outcome"], "failure_kind": row["failure_kind"],
         "message": row["message"], "measured": loads(row["measured"]), "limit": loads(row["limit_value"]),
         "toolchain": loads(row["toolchain"]), "framework": row["framework"], "upstream": row["upstream"],
-        "fix": row["fix"], "duration": row["duration"],
+        "fix": row["fix"], "duration": row["duration"], "reproduce": row["reproduce"],
     }  # fmt: skip
     if row["attempts"]:
         item["attempts"] = loads(row["attempts"])

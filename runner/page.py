@@ -32,6 +32,7 @@ class Matrix:
     cases: list[str] = field(default_factory=list)
     cells: dict[tuple[str, Column], dict[str, dict[str, Any]]] = field(default_factory=dict)
     upstream: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
+    levels: dict[str, str] = field(default_factory=dict)  # how each case is shown to catch its bug
     changes: Changes | None = None
 
 
@@ -67,6 +68,8 @@ def build(runs: list[dict[str, Any]]) -> Matrix:
             column = Column(target, label)
             cells[(item["case"], column)][item["expectation"]] = item
             matrix.upstream[item["case"]] = (item.get("upstream"), item.get("fix"))
+            if item.get("reproduce"):
+                matrix.levels[item["case"]] = item["reproduce"]
     matrix.cells = dict(cells)
     matrix.columns = sorted({column for _, column in cells}, key=column_order)
     matrix.cases = sorted({case for case, _ in cells})
@@ -254,7 +257,8 @@ def render_html(matrix: Matrix) -> str:
             for label, url in (("issue", issue), ("fix", fix))
             if url
         )
-        parts.append(f'<tr data-case="{e(case)}"><th class="case">{e(case)}<br>{links}</th>')
+        level = f'<br><small class="level">{e(matrix.levels.get(case, "not shown to catch its bug"))}</small>'
+        parts.append(f'<tr data-case="{e(case)}"><th class="case">{e(case)}<br>{links}{level}</th>')
         parts.append(f"<td>{trend_svg(matrix, case)}</td>")
         for column in matrix.columns:
             items = matrix.cells.get((case, column))
@@ -323,7 +327,9 @@ def render_markdown(matrix: Matrix) -> str:
     lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for case in matrix.cases:
         issue, _ = matrix.upstream.get(case, (None, None))
-        row = [f"[`{case}`]({issue})" if issue else f"`{case}`"]
+        row = [
+            (f"[`{case}`]({issue})" if issue else f"`{case}`") + f" ({matrix.levels.get(case, 'not shown')})"
+        ]
         for column in matrix.columns:
             items = matrix.cells.get((case, column))
             if not items:

@@ -322,6 +322,9 @@ class CaseItem(pytest.Item):
             "framework": self.case.manifest.framework,
             "upstream": upstream.issue,
             "fix": upstream.fix,
+            "reproduce": "+".join(self.case.manifest.reproduce.levels)
+            if self.case.manifest.reproduce
+            else None,
             **extra,
         }
 

@@ -166,7 +166,11 @@ def render_markdown(document: dict[str, Any]) -> str:
                 )
                 cells.append(f"{SYMBOL[worst]} {worst}" if worst else "—")
             upstream = next(r.get("upstream") for r in items if r["case"] == case)
-            lines.append(f"| [{case}]({upstream}) | " + " | ".join(cells) + " |")
+            level = next(
+                (r.get("reproduce") for r in items if r["case"] == case and r.get("reproduce")), None
+            )
+            shown = f" ({level})" if level else " (not shown to catch its bug)"
+            lines.append(f"| [{case}]({upstream}){shown} | " + " | ".join(cells) + " |")
         lines.append("")
     notable = [r for r in items if r["outcome"] in ("FAIL", "ERROR", "XPASS")]
     if notable:

@@ -22,3 +22,28 @@ def test_memo_is_keyed_by_the_case_files_and_the_environment(tmp_path: Path) -> 
     assert memo.get(run, "tilelang==0.1.8", "env-a") == []
     (case / "case.toml").write_text("title = 'x'\n[[known_bad]]\n")
     assert memo.get(run, "tilelang==0.1.9", "env-a") == []  # the manifest changed
+
+
+def test_a_fix_search_over_a_whole_case_waits_until_every_expectation_holds() -> None:
+    """Fixed ("bad" for the search) only where the whole case holds: a release that made the bug's
+    check pass by breaking the case's positive control is still broken."""
+    from kregress.bisect.judging import observation_verdict
+    from kregress.bisect.search import Verdict
+
+    def seen(**outcomes: str) -> Observation:
+        return Observation(
+            outcomes={f"{name.replace('_', '-')}[cuda:sm_90]": o for name, o in outcomes.items()}
+        )
+
+    bug_shows = seen(no_vector="XFAIL", vector_contiguous="PASS")
+    control_broke = seen(no_vector="PASS", vector_contiguous="FAIL")
+    holds = seen(no_vector="PASS", vector_contiguous="PASS", numerics="SKIP")
+    nothing_ran = seen(no_vector="SKIP")
+    whole = [
+        observation_verdict(o, "pass", whole_case=True)
+        for o in (bug_shows, control_broke, holds, nothing_ran)
+    ]
+    assert whole == [Verdict.GOOD, Verdict.GOOD, Verdict.BAD, Verdict.SKIP]
+    # Narrowed to items (as with -e), any passing item reads as fixed: what the whole-case rule prevents.
+    assert observation_verdict(control_broke, "pass") == Verdict.BAD
+    assert observation_verdict(bug_shows, "fail", whole_case=True) == Verdict.BAD

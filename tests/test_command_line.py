@@ -91,7 +91,7 @@ def test_markdown_summary_goes_to_the_step_summary_and_junit_has_the_record(tmp_
     assert done.returncode == 0, done.stdout
     text = summary.read_text()
     assert text == (tmp_path / "out.md").read_text() + "\n"
-    assert "| [vector_add](https://github.com/example/kernels/issues/1) | ✅ PASS |" in text
+    assert "| [vector_add](https://github.com/example/kernels/issues/1) (guard) | ✅ PASS |" in text
     junit = ElementTree.parse(tmp_path / "junit.xml").getroot()
     records = [json.loads(p.get("value")) for p in junit.iter("property") if p.get("name") == "kregress"]
     assert any(r.get("outcome") == "PASS" and r["kind"] == "numerics" for r in records)

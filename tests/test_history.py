@@ -12,7 +12,7 @@ import pytest
 
 from conftest import run_corpus
 from kregress.cli import main
-from kregress.history import SCHEMA_VERSION, HistoryError, recent_runs, store
+from kregress.history import SCHEMA, SCHEMA_VERSION, HistoryError, recent_runs, store
 from kregress.results import load_results, merge
 
 RESULTS = Path(__file__).parent / "results"
@@ -43,6 +43,30 @@ def test_the_schema_is_versioned_and_a_newer_one_refused(tmp_path: Path) -> None
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     with pytest.raises(HistoryError, match="written by a newer kregress"):
         recent_runs(path)
+
+
+def test_a_schema_1_history_is_migrated_in_place_and_keeps_its_runs(tmp_path: Path) -> None:
+    path = tmp_path / "history.sqlite"
+    version_1 = "\n".join(
+        line for line in SCHEMA.splitlines() if not line.strip().startswith("reproduce TEXT")
+    )
+    with sqlite3.connect(path) as connection:
+        for statement in version_1.split(";\n"):
+            if statement.strip():
+                connection.execute(statement)
+        connection.execute("PRAGMA user_version = 1")
+        connection.execute("INSERT INTO runs (id, started, stored) VALUES (1, 1.0, 1.0)")
+        columns = "run_id, case_id, expectation, target, outcome"
+        connection.execute(f"INSERT INTO items ({columns}) VALUES (1, 'old', 'e', 't', 'PASS')")
+    night = load_results(RESULTS / "night-1.json")
+    for item in night["items"]:
+        item["reproduce"] = "control"
+    store(path, night)
+    old, new = recent_runs(path)
+    assert [(i["case"], i["outcome"], i["reproduce"]) for i in old["items"]] == [("old", "PASS", None)]
+    assert {i["reproduce"] for i in new["items"]} == {"control"}
+    with sqlite3.connect(path) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
 
 
 def test_foreign_files_are_refused_naming_them(tmp_path: Path, capsys) -> None:
