@@ -154,11 +154,11 @@ class Verifier:
                     result.checks.append(judge(case, observation, toolchain, target))
                     result.problems += xpass_problems(observation, toolchain)
         if reproduce.control:
-            result.checks += self.controls(case)
+            self.controls(case, result)
         result.seconds = round(time.perf_counter() - started, 1)
         return result
 
-    def controls(self, case: Case) -> list[Check]:
+    def controls(self, case: Case, result: Verification) -> None:
         """Judge the case with each control standing in for its own kernel or check, on the
         toolchain the matrix names: the stand-ins must FAIL, the case's own must PASS."""
         reproduce = case.manifest.reproduce
@@ -181,10 +181,10 @@ class Verifier:
                     data["expect"].append(entry)
                     stand_ins[entry["name"]] = name
             (folder / "case.toml").write_text(tomli_w.dumps(data))
-            checks = []
             for target in self.runnable(case):
                 self.log(f"{case.id}: controls on {target}")
                 observation = CaseRun(Path(tmp), case.id, None, target, self.matrix_path).observe(None)
+                result.problems += xpass_problems(observation, "the matrix's toolchain")
                 for control_name, own in stand_ins.items():
                     mine = observation.outcomes.get(f"{control_name}[{target}]")
                     theirs = observation.outcomes.get(f"{own}[{target}]")
@@ -195,8 +195,7 @@ class Verifier:
                     )  # fmt: skip
                     if mine is None or theirs is None:
                         why = f"no item of {control_name if mine is None else own} on {target}"
-                    checks.append(Check("control", "matrix", target, outcome, not why, why))
-            return checks
+                    result.checks.append(Check("control", "matrix", target, outcome, not why, why))
 
 
 def render(results: list[Verification]) -> str:

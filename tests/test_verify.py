@@ -36,6 +36,20 @@ def test_a_control_that_passes_is_not_proven(tmp_path: Path, capsys) -> None:
     assert "the control must FAIL (it is PASS) while the case's own PASSes (it is PASS)" in out
 
 
+def test_a_known_bad_entry_covering_a_passing_item_is_reported(tmp_path: Path, capsys) -> None:
+    folder = corpus(tmp_path)
+    manifest = folder / "proven_control" / "case.toml"
+    manifest.write_text(
+        manifest.read_text() + '\n[[known_bad]]\nlink = "https://github.com/example/kernels/issues/4"\n'
+        'targets = ["cuda:sm_90"]\nexpect = ["vector-loads"]\n'
+    )
+    assert main(["verify", "--corpus", str(folder), "proven_control"]) == 1
+    out = capsys.readouterr().out
+    assert "NOT PROVEN  proven_control (control, " in out
+    problem = "vector-loads[cuda:sm_90] is XPASS: a known_bad entry covers an item that passes"
+    assert f"under the matrix's toolchain, {problem}" in out
+
+
 def test_unknown_case_and_missing_reproduce_are_said(tmp_path: Path, capsys) -> None:
     folder = corpus(tmp_path)
     assert main(["verify", "--corpus", str(folder), "nope"]) == 64
