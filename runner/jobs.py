@@ -116,7 +116,8 @@ def child_environment(interpreter: Interpreter) -> dict[str, str]:
 
 @dataclass
 class JobOutcome:
-    """How the child ended: ok | unsupported | case_error | harness_error | raised | crash | timeout."""
+    """How the child ended: ok | unsupported | case_error | compiler_broken | harness_error | raised |
+    crash | timeout."""
 
     status: str
     result: dict[str, Any] = field(default_factory=dict)

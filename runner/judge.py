@@ -60,6 +60,10 @@ def job_level(outcome: JobOutcome, compile_job: bool) -> Verdict | None:
         return Verdict.skip(outcome.reason)
     if outcome.status == "case_error":
         return Verdict.error(outcome.reason, outcome.log_tail)
+    if outcome.status == "compiler_broken":
+        return Verdict.error(
+            f"the compiler does not work here: {outcome.reason}", outcome.result.get("traceback", "")
+        )
     if outcome.status == "harness_error":
         return Verdict.error(outcome.reason, outcome.result.get("traceback", outcome.log_tail))
     if outcome.status == "timeout":

@@ -19,14 +19,19 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from kregress.adapters import MeasurementError, Unsupported
+from kregress.adapters import CompilerBroken, MeasurementError, Unsupported
 
 
 class CaseError(Exception):
     """The case itself is broken (bad repro.py, missing attribute): an ERROR, not a compiler FAIL."""
 
 
-def load_repro(path: Path) -> Any:
+# The modules a case's framework brings: a repro that cannot import its own framework's module
+# cannot run here (SKIP); any other failure to import the repro is the case's (ERROR).
+FRAMEWORK_MODULES = {"triton": (), "tilelang": ("tilelang", "tvm"), "nvfuser": ("nvfuser",)}
+
+
+def load_repro(path: Path, framework: str = "") -> Any:
     spec = importlib.util.spec_from_file_location(f"kregress_repro_{path.parent.name}", path)
     if spec is None or spec.loader is None:
         raise CaseError(f"cannot import {path}")
@@ -35,8 +40,25 @@ def load_repro(path: Path) -> Any:
     try:
         spec.loader.exec_module(module)
     except ImportError as exc:
-        raise Unsupported(f"{path.name} needs a module this environment lacks: {exc}") from None
+        missing = (exc.name or "").split(".", 1)[0]
+        if missing and missing in FRAMEWORK_MODULES.get(framework, ()):
+            raise Unsupported(f"{path.name} needs {missing}, which this environment lacks: {exc}") from None
+        raise CaseError(where_in_repro(path, exc)) from None
+    except Exception as exc:  # a syntax error, or the repro's own code raising at import
+        raise CaseError(where_in_repro(path, exc)) from None
     return module
+
+
+def where_in_repro(path: Path, exc: BaseException) -> str:
+    """The repro's own line and error, as a failing test would show them."""
+    if isinstance(exc, SyntaxError) and exc.filename == str(path):
+        line, text = exc.lineno, (exc.text or "").rstrip()
+    else:
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+        line, text = (frames[-1].lineno, frames[-1].line or "") if frames else (None, "")
+    place = f"{path}:{line}" if line else str(path)
+    shown = f"\n    {text.strip()}" if text else ""
+    return f"{path.name} fails to import: {place}: {type(exc).__name__}: {exc}{shown}"
 
 
 def attribute(repro: Any, name: str, field: str) -> Any:
@@ -140,11 +162,11 @@ def run_job(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     if job["kind"] == "compile":
         adapter = adapter_for(job["framework"])
         with adapter.compile_session(job["target"]) as target:
-            kernel = attribute(load_repro(Path(job["repro"])), job["attr"], "kernel")
+            kernel = attribute(load_repro(Path(job["repro"]), job["framework"]), job["attr"], "kernel")
             configs = adapter.compile_kernel(kernel, target, out_dir)
         result["configs"] = [dataclasses.asdict(c) for c in configs]
         return result
-    repro = load_repro(Path(job["repro"]))
+    repro = load_repro(Path(job["repro"]), job["framework"])
     if job["kind"] == "numerics":
         result["numerics"] = run_numerics(repro, job, out_dir)
     elif job["kind"] == "perf":
@@ -163,6 +185,9 @@ def main(argv: list[str]) -> int:
         result = run_job(job, out_dir)
     except Unsupported as exc:
         result = {"status": "unsupported", "reason": str(exc)}
+    except CompilerBroken as exc:
+        result = {"status": "compiler_broken", "reason": str(exc),
+                  "traceback": "".join(traceback.format_exception(exc.__cause__ or exc))[-8000:]}  # fmt: skip
     except CaseError as exc:
         result = {"status": "case_error", "reason": str(exc)}
     except MeasurementError as exc:

@@ -20,6 +20,11 @@ class MeasurementError(Exception):
     """The kernel compiled but kregress could not read its figures: an ERROR of the harness."""
 
 
+class CompilerBroken(Exception):
+    """The compiler under test is installed but does not work here (it fails to import): an ERROR,
+    never a SKIP, or a nightly whose compiler broke would read as a quiet night."""
+
+
 @dataclass
 class ConfigResult:
     """The outcome of compiling one config of one kernel for one target."""

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.adapters import (
+    CompilerBroken,
     ConfigResult,
     MeasurementError,
     Unsupported,
@@ -213,7 +214,9 @@ def amdgcn_figures(amdgcn: str) -> dict[str, int]:
 
     def grab(pattern: str) -> int:
         found = re.search(pattern, amdgcn, re.MULTILINE)
-        return int(found.group(1)) if found else 0
+        if not found:  # a figure that cannot be read is never a 0 that passes every bound
+            raise ValueError(f"the AMDGCN text has no line matching {pattern!r}: its format changed?")
+        return int(found.group(1))
 
     return {
         "registers": grab(r"^\s*\.vgpr_count:\s+(\d+)"),
@@ -319,9 +322,9 @@ def compile_session(target_spec: dict[str, Any]) -> Iterator[Session]:
     try:
         import triton  # noqa: F401
     except Exception as exc:  # e.g. triton-xpu 3.0.0b2 downloads at import, and there is no network
-        raise Unsupported(
+        raise CompilerBroken(
             f"triton in this toolchain does not import here: {type(exc).__name__}: {exc}"
-        ) from None
+        ) from exc
     on_device = target_spec["kind"] == "device"
     if on_device:
         from triton.runtime.driver import driver
