@@ -51,21 +51,33 @@ def xpass_reports(results: dict[str, Any]) -> list[tuple[Target, str, str]]:
 def regressions_report(results: dict[str, Any], reports: Path | None) -> str | None:
     """The FAILs of a results file, or only the new ones of a `kregress compare --json` file,
     each followed by its bisect report when the reports folder has one."""
+    lost: list[dict[str, Any]] = []
     if "kregress_changes" in results:
         failed, title = results.get("new_fail", []), "new failures"
+        lost = results.get("lost_coverage", [])
     else:
         failed, title = [i for i in results.get("items", []) if i.get("outcome") == "FAIL"], "failures"
-    if not failed:
+    if not failed and not lost:
         return None
-    lines = [
-        f"### kregress nightly: {title}",
-        "",
-        "| case | expectation | target | failure |",
-        "|---|---|---|---|",
-    ]
+    lines = [f"### kregress nightly: {title if failed else 'lost coverage'}", ""]
+    if failed:
+        lines += ["| case | expectation | target | failure |", "|---|---|---|---|"]
     for item in failed:
         lines.append(f"| `{item['case']}` | `{item['expectation']}` | `{item['target']}` | "
                      f"{item.get('failure_kind') or ''} |")  # fmt: skip
+    if lost:
+        heading = f"**Lost coverage: {len(lost)}** item(s) that held are judged no more (SKIP, ERROR):"
+        lines += [
+            "",
+            heading,
+            "",
+            "| case | expectation | target | was → now | why |",
+            "|---|---|---|---|---|",
+        ]
+        for item in lost:
+            why = next(iter(str(item.get("message") or "").splitlines()), "").replace("|", "\\|")[:200]
+            lines.append(f"| `{item['case']}` | `{item['expectation']}` | `{item['target']}` | "
+                         f"{item.get('was')} → {item.get('now')} | {why} |")  # fmt: skip
     for item in failed:
         lines += [
             "",

@@ -126,7 +126,7 @@ def command_compare(args: argparse.Namespace) -> int:
         packages = {name: package_of(t.toolchain, "") for name, t in matrix.targets.items() if t.toolchain}
         requests = bisect_requests(changes, previous, packages)
         write(args.bisect_requests, json.dumps({"include": requests}))
-    return 1 if changes.new_fail else 0
+    return 1 if changes.new_fail or changes.lost_coverage else 0
 
 
 def history_file(args: argparse.Namespace) -> Path:

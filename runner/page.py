@@ -88,8 +88,8 @@ def figure(item: dict[str, Any]) -> str:
     """The measured value next to its limit, in a few words."""
     measured, limit, kind = item.get("measured") or {}, item.get("limit"), item.get("kind")
     try:
-        if kind == "resource" and measured:
-            metric, values = next(iter(measured.items()))
+        if kind == "resource" and resource_figure(measured):
+            metric, values = resource_figure(measured)  # type: ignore[misc]
             top = max(values.values())
             return f"{metric} {top} {'≤' if limit is None or top <= limit else '>'} {limit}"
         if kind == "numerics" and measured:
@@ -112,6 +112,15 @@ def figure(item: dict[str, Any]) -> str:
     return ""
 
 
+def resource_figure(measured: dict[str, Any]) -> tuple[str, dict[str, float]] | None:
+    """A resource item's metric and its value per config. A FAIL from configs the compiler refused
+    also lists those (`failed_configs`), and may carry the figure the compiler reported for them."""
+    for metric, values in measured.items():
+        if isinstance(values, dict) and values and all(isinstance(v, (int, float)) for v in values.values()):
+            return metric, values
+    return None
+
+
 def trend_series(matrix: Matrix, case: str) -> dict[str, list[float | None]]:
     """Each resource figure of the case over the runs, as a fraction of its limit."""
     series: dict[str, list[float | None]] = {}
@@ -119,9 +128,10 @@ def trend_series(matrix: Matrix, case: str) -> dict[str, list[float | None]]:
         for item in run["items"]:
             if item["case"] != case or item.get("kind") != "resource" or not item.get("limit"):
                 continue
-            values = next(iter((item.get("measured") or {}).values()), None)
-            if not values:
+            found = resource_figure(item.get("measured") or {})
+            if not found:
                 continue
+            values = found[1]
             name = f"{item['expectation']} on {item['target']}"
             series.setdefault(name, [None] * len(matrix.runs))[index] = max(values.values()) / item["limit"]
     return series

@@ -432,9 +432,14 @@ class CaseItem(pytest.Item):
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     outcome = yield
     report = outcome.get_result()
-    if isinstance(item, CaseItem) and call.when == "setup" and call.excinfo is not None:
-        if isinstance(call.excinfo.value, CaseError):  # pytest would show our own traceback instead
-            report.longrepr = item.repr_failure(call.excinfo)
+    # A setup error would show the plugin's own traceback: show the case's error instead.
+    if (
+        isinstance(item, CaseItem)
+        and call.when == "setup"
+        and call.excinfo is not None
+        and isinstance(call.excinfo.value, CaseError)
+    ):
+        report.longrepr = item.repr_failure(call.excinfo)
     if isinstance(item, CaseItem) and call.when == "call" and report.passed and item.xpass_reason:
         if item.config.getini("xfail_strict"):
             report.outcome = "failed"

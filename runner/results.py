@@ -113,6 +113,7 @@ class Changes:
     fixed: list[Change] = field(default_factory=list)
     new_xpass: list[Change] = field(default_factory=list)
     new_error: list[Change] = field(default_factory=list)
+    lost_coverage: list[Change] = field(default_factory=list)
     flaky: list[Change] = field(default_factory=list)
     still_failing: int = 0
     compared_with: int = 0
@@ -135,6 +136,7 @@ SECTIONS = (
     ("fixed", "✅", "Fixed (FAIL → PASS)"),
     ("new_xpass", "🎉", "New XPASS (a known-bad case now passes)"),
     ("new_error", "💥", "New ERROR (the harness, not the compiler)"),
+    ("lost_coverage", "🕳️", "Lost coverage (held before, now SKIP or ERROR: judged no more)"),
     ("flaky", "🎲", "Flaky (reported, not bisected)"),
 )
 
@@ -163,7 +165,10 @@ def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int
             sequence = " → ".join([*past, now])
             changes.flaky.append(Change(key, now, was, item, f"last {len(past) + 1} runs: {sequence}"))
             continue
-        if now == "FAIL":
+        if now in ("SKIP", "ERROR") and was in ("PASS", "XFAIL"):
+            # A compiler that stopped importing turns a corpus into SKIPs: never a quiet night.
+            changes.lost_coverage.append(Change(key, now, was, item))
+        elif now == "FAIL":
             if was == "FAIL":
                 changes.still_failing += 1
             else:

@@ -160,3 +160,27 @@ def test_earlier_runs_can_come_from_the_history(tmp_path: Path, capsys) -> None:
     from_files = tmp_path / "from-files.json"
     assert main(["compare", *tonight, "--previous", *map(str, EARLIER), "--json", str(from_files)]) == 1
     assert json.loads(out.read_text()) == json.loads(from_files.read_text())
+
+
+def test_a_compiler_that_stops_importing_is_lost_coverage_not_a_quiet_night(tmp_path: Path, capsys) -> None:
+    night = load_results(RESULTS / "night-2.json")
+    tonight = json.loads(json.dumps(night))
+    tonight["started"] = night["started"] + 86400
+    message = "the compiler does not work here: triton in this toolchain does not import here: ImportError"
+    for item in tonight["items"]:
+        item.update(outcome="ERROR", message=message, failure_kind=None)
+    held = [i for i in night["items"] if i["outcome"] in ("PASS", "XFAIL")]
+    found = compare(merge([tonight]), [night])
+    assert len(found.lost_coverage) == len(held) > 0
+    assert not found.new_error or all(c.was not in ("PASS", "XFAIL") for c in found.new_error)
+    (tmp_path / "tonight.json").write_text(json.dumps(tonight))
+    changes = tmp_path / "changes.json"
+    code = main(["compare", str(tmp_path / "tonight.json"), "--previous", str(RESULTS / "night-2.json"),
+                 "--json", str(changes)])  # fmt: skip
+    printed = capsys.readouterr().out
+    assert code == 1
+    assert f"Lost coverage (held before, now SKIP or ERROR: judged no more): {len(held)}" in printed
+    assert main(["comment", "regressions", str(changes), "--on", "7", "--repo", "example/kregress",
+                 "--dry-run"]) == 0  # fmt: skip
+    body = capsys.readouterr().out
+    assert f"**Lost coverage: {len(held)}** item(s)" in body and "does not import here" in body
