@@ -31,7 +31,9 @@ def target_of(text: str, repository: str | None) -> Target:
     return issue_of(text)
 
 
-def xpass_reports(results: dict[str, Any]) -> list[tuple[Target, str, str]]:
+def xpass_reports(results: dict[str, Any], refused: list[str] | None = None) -> list[tuple[Target, str, str]]:
+    """A "looks fixed" note per XPASS; an item whose upstream link is no issue is left out and
+    said in `refused`, so one bad case does not cost the others their notes."""
     reports = []
     for item in results.get("items", []):
         if item.get("outcome") != "XPASS" or not item.get("upstream"):
@@ -44,7 +46,14 @@ def xpass_reports(results: dict[str, Any]) -> list[tuple[Target, str, str]]:
             f"{fenced(item.get('message', ''))}\n\n"
             "If the fix is intended, this issue can be closed and the case's `known_bad` entry updated."
         )
-        reports.append((issue_of(item["upstream"]), f"xpass:{item['case']}:{item['target']}", body))
+        try:
+            target = issue_of(item["upstream"])
+        except ReportError as exc:
+            if refused is None:
+                raise
+            refused.append(f"{item['case']} / {item['expectation']} on {item['target']}: {exc}; not posted")
+            continue
+        reports.append((target, f"xpass:{item['case']}:{item['target']}", body))
     return reports
 
 
@@ -93,27 +102,33 @@ def regressions_report(results: dict[str, Any], reports: Path | None) -> str | N
 
 def command_comment(args: argparse.Namespace) -> int:
     repository = args.repo or os.environ.get("GITHUB_REPOSITORY")
+    refused: list[str] = []
+    code = EXIT_POSTED
     try:
         if args.comment_command == "post":
             posts = [(target_of(args.on, repository), args.key, args.body.read_text())]
         else:
             results = json.loads(args.results.read_text())
             if args.comment_command == "xpass":
-                posts = xpass_reports(results)
+                posts = xpass_reports(results, refused)
             else:
                 body = regressions_report(results, args.reports)
                 posts = [(target_of(args.on, repository), "nightly-regressions", body)] if body else []
     except (OSError, json.JSONDecodeError, ReportError) as exc:
         print(f"kregress comment: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    for reason in refused:
+        print(f"kregress comment: {reason}", file=sys.stderr)
+    if refused:
+        code = EXIT_USAGE  # the rest is posted; the exit says something was not
     if not posts:
         print("kregress comment: nothing to report")
-        return EXIT_POSTED
+        return code
     if args.dry_run:
         for target, key, body in posts:
             shown = safe_body(body, target.issue, key)
             print(f"--- would post on {target.repository}#{target.issue} (key {key}) ---\n{shown}\n")
-        return EXIT_POSTED
+        return code
     token = args.token or os.environ.get("GITHUB_TOKEN")
     if not token:
         print("kregress comment: no token: pass --token or set GITHUB_TOKEN", file=sys.stderr)
@@ -126,7 +141,7 @@ def command_comment(args: argparse.Namespace) -> int:
     except ReportError as exc:
         print(f"kregress comment: {exc}", file=sys.stderr)
         return EXIT_GITHUB
-    return EXIT_POSTED
+    return code
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

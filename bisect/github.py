@@ -40,11 +40,31 @@ def safe_body(markdown: str, issue: int, key: str) -> str:
     text = MENTION.sub("@\u200b", markdown)
     room = MAX_BODY - len(head)
     if len(text) > room:
-        text = text[: room - len(TRUNCATED) - 8]
-        if len(re.findall(r"^```", text, re.MULTILINE)) % 2:
-            text += "\n```"
+        text = text[: room - len(TRUNCATED) - FENCE_ROOM]
+        opened = open_fence(text)
+        if opened:  # closed with its own length, so the note after it is prose again
+            text += f"\n{opened}"
         text += TRUNCATED
     return head + text
+
+
+FENCE_ROOM = 64  # what closing a fence cut open may add (a fence longer than this is not expected)
+FENCE = re.compile(r"^(`{3,})(.*)$")
+
+
+def open_fence(text: str) -> str | None:
+    """The backtick fence left open at the end of `text` (CommonMark: a fence closes on a line of
+    at least as many backticks and nothing else), or None."""
+    opened: str | None = None
+    for line in text.splitlines():
+        found = FENCE.match(line.strip())
+        if not found:
+            continue
+        if opened is None:
+            opened = found.group(1)
+        elif len(found.group(1)) >= len(opened) and not found.group(2).strip():
+            opened = None
+    return opened
 
 
 @dataclass

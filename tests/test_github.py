@@ -12,7 +12,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
-from kregress.bisect.github import MAX_BODY, marker, safe_body
+from kregress.bisect.github import MAX_BODY, fenced, marker, open_fence, safe_body
 from kregress.cli import main
 
 TOKEN = "ghp_kregressTestToken0123456789"
@@ -123,6 +123,17 @@ def test_bodies_fit_githubs_limit_with_fences_closed() -> None:
     assert body.count("```") % 2 == 0 and "truncated" in body
 
 
+def test_a_longer_fence_cut_open_is_closed_with_its_own_length_before_the_note() -> None:
+    """fenced() uses four backticks when the output holds three: closing with three would leave the
+    "truncated" note inside the code block."""
+    output = "\n".join(f"line {n} ```inner``` " + "y" * 60 for n in range(2000))
+    body = safe_body("report\n\n" + fenced(output), 5, "k")
+    assert len(body) <= MAX_BODY
+    before, _ = body.rsplit("\n\n*(truncated", 1)
+    assert before.endswith("\n````") and open_fence(before) is None
+    assert open_fence(before.removesuffix("\n````")) == "````"
+
+
 def test_xpass_comments_on_the_upstream_issue(tmp_path: Path, capsys) -> None:
     upstream = "https://github.com/intel/intel-xpu-backend-for-triton/issues/3449"
     item = {"case": "scratch_overflow", "expectation": "compiles", "target": "xpu:pvc", "outcome": "XPASS",
@@ -133,6 +144,19 @@ def test_xpass_comments_on_the_upstream_issue(tmp_path: Path, capsys) -> None:
     assert main(["comment", "xpass", str(path), "--dry-run"]) == 0
     output = capsys.readouterr().out
     assert "would post on intel/intel-xpu-backend-for-triton#3449" in output and "triton 3.4.0" in output
+
+
+def test_one_case_with_a_non_issue_link_does_not_cost_the_others_their_notes(tmp_path: Path, capsys) -> None:
+    good = {"case": "fixed_one", "expectation": "e", "target": "cuda:sm_90", "outcome": "XPASS",
+            "message": "", "upstream": "https://github.com/example/compiler/issues/12"}  # fmt: skip
+    bad = {**good, "case": "tree_link", "upstream": "https://github.com/example/compiler/tree/main/examples"}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"items": [bad, good]}))
+    assert main(["comment", "xpass", str(path), "--dry-run"]) == 64
+    captured = capsys.readouterr()
+    assert "would post on example/compiler#12" in captured.out and "tree_link" not in captured.out
+    link = "https://github.com/example/compiler/tree/main/examples"
+    assert f"tree_link / e on cuda:sm_90: {link!r} is not a GitHub issue or pull request URL" in captured.err
 
 
 def test_regressions_are_one_comment_with_their_bisect_reports(tmp_path: Path, capsys) -> None:
