@@ -12,7 +12,7 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +33,8 @@ JOBS = pytest.StashKey[dict[tuple[str, ...], JobOutcome]]()
 EXPLICIT = pytest.StashKey[Interpreter | None]()
 MATRIX_TOOLCHAINS = pytest.StashKey[dict[str, Interpreter | str]]()
 NATIVE_XPU = pytest.StashKey[dict[str, str]]()
+# case::expectation[target] -> why that pair is not collected; a worker sends its own to the controller.
+NOT_APPLICABLE = pytest.StashKey[dict[str, str]]()
 WORKDIR = pytest.StashKey[Path]()
 COMPILE_KINDS = ("compiles", "resource", "ir", "artifact")
 
@@ -152,6 +154,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[WORKDIR] = Path(tempfile.mkdtemp(prefix="kregress-jobs-"))
     config.stash[EXPLICIT] = explicit_interpreter(config)
     config.stash[MATRIX_TOOLCHAINS] = {}
+    config.stash[NOT_APPLICABLE] = {}
     worker = os.environ.get("PYTEST_XDIST_WORKER")
     if backend in VISIBLE_DEVICES and worker:
         count = config.getoption("devices") or probe_count(backend)
@@ -206,6 +209,13 @@ def with_native_xpu(config: pytest.Config, target: Target, interpreter: Interpre
     return replace(interpreter, env={**interpreter.env, **config.stash[NATIVE_XPU]})
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller reports
+        session.config.workeroutput["kregress_not_applicable"] = json.dumps(
+            session.config.stash[NOT_APPLICABLE]
+        )
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     close_fork_servers()
     if WORKDIR in config.stash and not config.getoption("keep_jobs"):
@@ -236,11 +246,13 @@ class CaseFile(pytest.File):
             case = load_case(self.path, set(matrix.targets))
         except SchemaError as exc:
             raise ManifestError(str(exc)) from None
-        items = []
+        items, not_applicable = [], {}
         for name, expectation in case.expectations():
             for target in self.config.stash[TARGETS]:
-                generate, skip_reason = plan(case, expectation, target)
-                if not generate:
+                planned = plan(case, expectation, target)
+                if planned.not_applicable:
+                    not_applicable[f"{case.id}::{name}[{target.name}]"] = planned.not_applicable
+                if not planned.collect:
                     continue
                 item = CaseItem.from_parent(
                     self,
@@ -250,9 +262,10 @@ class CaseFile(pytest.File):
                     expectation_name=name,
                     target=target,
                 )
-                if skip_reason:
-                    item.add_marker(pytest.mark.skip(reason=skip_reason))
+                if planned.skip:
+                    item.add_marker(pytest.mark.skip(reason=planned.skip))
                 items.append(item)
+        self.config.stash[NOT_APPLICABLE].update(not_applicable)
         return items
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -261,31 +274,43 @@ class CaseFile(pytest.File):
         return super().repr_failure(excinfo)
 
 
-def plan(case: Case, expectation: Expectation, target: Target) -> tuple[bool, str | None]:
-    """Whether an item exists for this pair, and why it skips if it does. Pure."""
+@dataclass(frozen=True)
+class Plan:
+    """What to do with one (expectation, target) pair. An item that cannot apply there (the case
+    limits it to other targets, the framework has no such target) is not collected but counted, so
+    every SKIP left is one a person should read: what cannot run here, and why."""
+
+    collect: bool
+    skip: str | None = None  # collected, and SKIPs with this reason
+    not_applicable: str | None = None  # not collected, for this reason
+
+
+def plan(case: Case, expectation: Expectation, target: Target) -> Plan:
+    """Pure."""
     if isinstance(expectation, Perf) and target.kind == "interpreter":
         if not (expectation.targets and expectation.applies_to(target.name)):
-            return True, (
-                "perf is timed on a real device; list cpu:interpreter in the expectation's targets to time "
-                "interpreter runs"
+            return Plan(
+                False, not_applicable="perf is timed on a device unless the case lists cpu:interpreter"
             )
     elif expectation.kind == "artifact":
         if target.kind == "interpreter":
-            return False, None
+            return Plan(False)
     elif (expectation.kind in COMPILE_KINDS) != (target.kind == "compile"):
-        return False, None
+        return Plan(False)
     if not expectation.applies_to(target.name):
-        return True, f"the case limits this expectation to {', '.join(expectation.targets or [])}"
+        return Plan(False, not_applicable="the case limits the expectation to other targets")
     framework = case.manifest.framework
-    if expectation.kind == "artifact" and target.kind == "device" and framework != "triton":
-        return True, f"artifacts on device targets are read from loaded Triton binaries, not {framework}"
     if framework == "tilelang" and target.kind == "interpreter":
-        return True, "TileLang has no CPU interpreter: on cpu the compile-only checks judge TileLang cases"
-    if framework == "tilelang" and target.kind == "compile" and target.backend != "cuda":
-        return True, f"the TileLang adapter builds CUDA targets only, not {target.name}"
+        return Plan(False, not_applicable="TileLang has no CPU interpreter")
     if framework == "nvfuser" and target.kind != "device":
-        return True, "nvFuser compiles at run time on a CUDA device; it has no interpreter or AOT target"
-    return True, None
+        return Plan(False, not_applicable="nvFuser compiles only at run time on a CUDA device")
+    if expectation.kind == "artifact" and target.kind == "device" and framework != "triton":
+        return Plan(
+            True, f"artifacts on device targets are read from loaded Triton binaries, not {framework}"
+        )
+    if framework == "tilelang" and target.kind == "compile" and target.backend != "cuda":
+        return Plan(True, f"the TileLang adapter builds CUDA targets only, not {target.name}")
+    return Plan(True)
 
 
 class CaseError(Exception):

@@ -49,6 +49,7 @@ class ResultsCollector:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.records: dict[str, dict[str, Any]] = {}
+        self.not_applicable: dict[str, str] = {}  # case::expectation[target] -> why it is not collected
         self.durations: Counter[str] = Counter()
         self.started = time.time()
         option = config.getoption("history")
@@ -57,6 +58,16 @@ class ResultsCollector:
             from kregress.history import default_path
 
             self.history = default_path() if option == "default" else Path(option)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """An xdist worker ended: what it found not to apply (every worker collects everything)."""
+        self.not_applicable.update(json.loads(node.workeroutput.get("kregress_not_applicable", "{}")))
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        from kregress.plugin import NOT_APPLICABLE  # a serial run collects here
+
+        self.not_applicable.update(session.config.stash.get(NOT_APPLICABLE, {}))
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.durations[report.nodeid] += report.duration  # setup measures, call judges: both count
@@ -75,6 +86,7 @@ class ResultsCollector:
         self.records[report.nodeid] = record
 
     def document(self) -> dict[str, Any]:
+        reasons = dict(Counter(self.not_applicable.values()))
         items = [
             {**record, "duration": round(self.durations[nodeid], 3)}
             for nodeid, record in sorted(self.records.items())
@@ -89,6 +101,7 @@ class ResultsCollector:
             "started": self.started,
             "seconds": round(time.time() - self.started, 3),
             "counts": dict(Counter(r["outcome"] for r in items)),
+            "not_applicable": {"count": len(self.not_applicable), "by_reason": reasons},
             "items": items,
         }
 
@@ -130,6 +143,12 @@ class ResultsCollector:
             )
             if p
         ]
+        if self.not_applicable:
+            reasons = Counter(self.not_applicable.values())
+            terminalreporter.line(
+                f"kregress: {len(self.not_applicable)} (expectation, target) pairs do not apply and were not "
+                "collected: " + "; ".join(f"{n} {reason}" for reason, n in reasons.most_common())
+            )
         if written and items:
             terminalreporter.line(f"kregress results written to {', '.join(written)}")
 

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
+import pytest
+
 from conftest import copy_corpus
 
 
@@ -97,11 +99,19 @@ def test_markdown_summary_goes_to_the_step_summary_and_junit_has_the_record(tmp_
     assert any(r.get("outcome") == "PASS" and r["kind"] == "numerics" for r in records)
 
 
-def test_perf_skips_on_the_interpreter_unless_the_case_asks(tmp_path: Path) -> None:
-    """A perf expectation with no targets must not time interpreter runs (a GEMM there takes minutes)."""
+@pytest.mark.parametrize("workers", [(), ("-n", "2")])
+def test_perf_is_not_collected_on_the_interpreter_unless_the_case_asks(
+    tmp_path: Path, workers: tuple
+) -> None:
+    """A perf expectation with no targets does not time interpreter runs (a GEMM there takes minutes):
+    not collected, and counted, with xdist too, so the SKIPs left are the ones to read."""
     work = copy_corpus(tmp_path, "kinds/vector_add")
     manifest = work / "corpus" / "vector_add" / "case.toml"
     manifest.write_text(manifest.read_text().replace('targets = ["cpu:interpreter"]\n', ""))
-    done = pytest_in(work, "corpus", "-k", "perf", "-rs", "-q")
-    assert "1 skipped" in done.stdout, done.stdout
-    assert "perf is timed on a real device" in done.stdout
+    report = tmp_path / "r.json"
+    done = pytest_in(work, "corpus", "-k", "perf or numerics", "-q", "--kregress-json", str(report), *workers)
+    assert "skipped" not in done.stdout, done.stdout
+    assert "pairs do not apply and were not collected: " in done.stdout
+    assert "perf is timed on a device unless the case lists cpu:interpreter" in done.stdout
+    counted = json.loads(report.read_text())["not_applicable"]
+    assert counted["by_reason"]["perf is timed on a device unless the case lists cpu:interpreter"] == 1
