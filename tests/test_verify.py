@@ -66,7 +66,11 @@ def test_unknown_case_and_missing_reproduce_are_said(tmp_path: Path, capsys) -> 
 @pytest.mark.slow
 def test_a_bad_release_under_which_the_bug_does_not_show_is_not_proven(tmp_path: Path, capsys) -> None:
     """Judged in a real release's environment (triton 3.6.0), as bisect judges its points."""
-    assert main(["verify", "--corpus", str(corpus(tmp_path)), "bad_end_holds"]) == 1
+    report = tmp_path / "verify.json"
+    assert main(["verify", "--corpus", str(corpus(tmp_path)), "bad_end_holds", "--json", str(report)]) == 1
     out = capsys.readouterr().out
-    assert "bad      triton==3.6.0  cuda:sm_90  vector-loads PASS" in out
     assert "vector-loads[cuda:sm_90] did not FAIL under the compiler that has the bug" in out
+    (verdict,) = json.loads(report.read_text())
+    checks = [(c["role"], c["toolchain"], c["outcome"], c["ok"]) for c in verdict["checks"]]
+    assert checks == [("bad", "triton==3.6.0", "vector-loads PASS", False),
+                      ("good", "triton==3.6.0", "vector-loads PASS", True)]  # fmt: skip
