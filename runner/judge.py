@@ -277,7 +277,8 @@ def resolve_template(wanted: Any, target: Target, artifacts: dict[str, Any]) -> 
     """Fill `{arch}` and `{property}` placeholders; the name of an unknown one comes back instead."""
     if not isinstance(wanted, str) or "{" not in wanted:
         return wanted, None
-    fields = {**{k: v for k, v in artifacts.items() if v is not None}, "arch": target.arch}
+    arch = target.arch or artifacts.get("device_arch")  # a device target: the device's own arch
+    fields = {**{k: v for k, v in artifacts.items() if v is not None}, "arch": arch}
     names = [name for _, name, _, _ in string.Formatter().parse(wanted) if name is not None]
     unknown = next((f"{{{n}}}" for n in names if n not in fields), None)
     if unknown:

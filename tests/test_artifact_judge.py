@@ -56,6 +56,22 @@ def test_arch_template_is_the_targets_arch() -> None:
     assert "[small]" not in verdict.message
 
 
+def test_arch_template_on_a_device_target_is_the_devices_own() -> None:
+    """The matrix cannot know which GPU a device target runs on: the job records it."""
+    device = load_matrix().target("cuda:device")
+    configs = [config("default", {}, arch="sm_90a", binary_arch="sm_90", device_arch="sm_90")]
+    assert (
+        judge_artifact(artifact(property="binary_arch", equals="{arch}"), device, configs).outcome
+        == Outcome.PASS
+    )
+    assert (
+        judge_artifact(artifact(property="arch", contains="{arch}"), device, configs).outcome == Outcome.PASS
+    )
+    configs[0]["artifacts"]["binary_arch"] = "sm_80"
+    failed = judge_artifact(artifact(property="binary_arch", equals="{arch}"), device, configs)
+    assert failed.outcome == Outcome.FAIL and "expected 'sm_90' (= {arch})" in failed.message
+
+
 def test_property_template_holds_one_measurement_against_another() -> None:
     configs = [config("a", {}, binary_registers=40, registers=40, arch="sm_90a"),
                config("b", {}, binary_registers=38, registers=40, arch="sm_90a")]  # fmt: skip

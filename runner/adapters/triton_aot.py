@@ -448,6 +448,8 @@ def describe_artifacts(result: ConfigResult, compiled: Any, session: Session, se
     if session.on_device:
         compiled._init_handles()
         artifacts["n_regs"] = compiled.n_regs
+        # A device target's arch is the device's own (the matrix cannot know which GPU runs it).
+        artifacts["device_arch"] = describe_target(target).split(":", 1)[1]
     else:
         why["n_regs"] = "n_regs is set by the driver when it loads the binary: only device targets have it"
     if session.ocloc is None:
