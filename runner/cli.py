@@ -235,11 +235,14 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="kregress",
         description="Regression corpus for GPU kernel compilers. Judge cases with "
-        "`pytest corpus/ --backend {cpu,cuda,hip,xpu}`; this command checks, lists and bisects.",
+        "`pytest corpus/ --backend {cpu,cuda,hip,xpu}`; this command checks cases, shows that they "
+        "catch their bugs (verify), compares runs, bisects and reports.",
     )
     top.add_argument("--matrix", type=Path, default=None, help="matrix file (default: the packaged one)")
     commands = top.add_subparsers(dest="command", required=True)
-    check = commands.add_parser("check", help="validate every case manifest without running a compiler")
+    check = commands.add_parser(
+        "check", help="validate every case manifest (and its [reproduce]) without running a compiler"
+    )
     check.add_argument("corpus", nargs="?", type=Path, default=Path("corpus"), help="default: corpus")
     check.set_defaults(run=command_check)
     targets = commands.add_parser("targets", help="list the matrix's targets, limits and backends")
@@ -255,7 +258,7 @@ def parser() -> argparse.ArgumentParser:
     jobs.set_defaults(run=command_matrix)
     comparing = commands.add_parser(
         "compare",
-        help="what is new since earlier runs: new FAIL, fixed, new XPASS, flaky",
+        help="what is new since earlier runs: new FAIL, fixed, new XPASS, lost coverage, flaky",
         description="Merge RESULTS (one run, e.g. one file per runner; an item judged twice keeps every "
         "attempt) and compare with --previous runs. Flaky: attempts in this run disagree, or the item "
         "flipped between PASS and FAIL twice in the window. Exit 0 nothing newly FAILs, 1 something "
