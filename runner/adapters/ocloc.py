@@ -67,17 +67,15 @@ class NativeBuild:
         return "\n".join(errors or lines[-3:]) or f"ocloc exited {self.returncode} and printed nothing"
 
 
-def identity(ocloc: str) -> str:
-    """Which ocloc this is, for the build cache: its path, its file and its version answer."""
+def identity(ocloc: str) -> tuple[str, str]:
+    """Which ocloc this is, for the build cache (its path, its file and its version answer), and
+    its version as results show it."""
     real = os.path.realpath(ocloc)
     stat = os.stat(real)
     done = subprocess.run([ocloc, "--version"], capture_output=True, text=True, check=False, timeout=60)
-    return f"{real}:{stat.st_size}:{stat.st_mtime_ns}:{done.stdout.strip()}"
-
-
-def version(ocloc: str) -> str:
-    done = subprocess.run([ocloc, "--version"], capture_output=True, text=True, check=False, timeout=60)
-    return done.stdout.strip().splitlines()[-1] if done.returncode == 0 and done.stdout.strip() else "unknown"
+    answer = done.stdout.strip()
+    shown = answer.splitlines()[-1] if done.returncode == 0 and answer else "unknown"
+    return f"{real}:{stat.st_size}:{stat.st_mtime_ns}:{answer}", shown
 
 
 def build_folder() -> Path:
@@ -206,13 +204,13 @@ def choose(device: str, probe_spirv: bytes) -> Chosen:
     rejected = []
     for candidate in candidates():
         try:
-            tool = identity(candidate)
+            tool, shown = identity(candidate)
             probe = build(candidate, probe_spirv, device, "", tool)
         except (OSError, subprocess.SubprocessError) as exc:
             rejected.append(f"{candidate}: {type(exc).__name__}: {exc}")
             continue
         if probe.ok:
-            return Chosen(candidate, tool, version(candidate), rejected=rejected)
+            return Chosen(candidate, tool, shown, rejected=rejected)
         last = probe.diagnosis().splitlines()[-1][:200]
         rejected.append(
             f"{candidate} cannot build native code for {device} (exit {probe.returncode}: {last})"
