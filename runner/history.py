@@ -19,7 +19,7 @@ from typing import Any
 from kregress.paths import cache_root
 from kregress.results import version_key
 
-SCHEMA_VERSION = 2  # 2: items.reproduce
+SCHEMA_VERSION = 2  # 2: items.reproduce, items.device
 SCHEMA = """
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -50,6 +50,7 @@ CREATE TABLE items (
     attempts TEXT,                  -- JSON list when judged more than once in the run
     duration REAL,
     reproduce TEXT,                 -- how the case is shown to catch its bug: reproduced+control, guard
+    device TEXT,                    -- JSON: the GPU of a device target (index, name, driver, uuid)
     PRIMARY KEY (run_id, case_id, expectation, target)
 );
 CREATE INDEX items_by_key ON items (case_id, expectation, target);
@@ -100,6 +101,7 @@ def ensure_schema(connection: sqlite3.Connection, path: Path) -> None:
                     connection.execute(statement)
         elif found == 1:
             connection.execute("ALTER TABLE items ADD COLUMN reproduce TEXT")
+            connection.execute("ALTER TABLE items ADD COLUMN device TEXT")
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("COMMIT")
     except BaseException:
@@ -138,7 +140,7 @@ def store(path: Path, document: dict[str, Any], source: str | None = None) -> in
             )
             run_id = int(cursor.lastrowid or 0)
             connection.executemany(
-                "INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [item_row(run_id, item) for item in items],
             )
             connection.execute("COMMIT")
@@ -153,7 +155,7 @@ def item_row(run_id: int, item: dict[str, Any]) -> tuple:
         run_id, item["case"], item["expectation"], item["target"], item.get("kind"), item["outcome"],
         item.get("failure_kind"), item.get("message"), dumps(item.get("measured")), dumps(item.get("limit")),
         dumps(item.get("toolchain")), item.get("framework"), item.get("upstream"), item.get("fix"),
-        dumps(item.get("attempts")), item.get("duration"), item.get("reproduce"),
+        dumps(item.get("attempts")), item.get("duration"), item.get("reproduce"), dumps(item.get("device")),
     )  # fmt: skip
 
 
@@ -197,6 +199,7 @@ def item_of(row: sqlite3.Row) -> dict[str, Any]:
         "message": row["message"], "measured": loads(row["measured"]), "limit": loads(row["limit_value"]),
         "toolchain": loads(row["toolchain"]), "framework": row["framework"], "upstream": row["upstream"],
         "fix": row["fix"], "duration": row["duration"], "reproduce": row["reproduce"],
+        "device": loads(row["device"]),
     }  # fmt: skip
     if row["attempts"]:
         item["attempts"] = loads(row["attempts"])

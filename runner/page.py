@@ -33,6 +33,7 @@ class Matrix:
     cells: dict[tuple[str, Column], dict[str, dict[str, Any]]] = field(default_factory=dict)
     upstream: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     levels: dict[str, str] = field(default_factory=dict)  # how each case is shown to catch its bug
+    devices: dict[str, set[str]] = field(default_factory=dict)  # device target -> the GPU models seen
     changes: Changes | None = None
 
 
@@ -70,6 +71,8 @@ def build(runs: list[dict[str, Any]]) -> Matrix:
             matrix.upstream[item["case"]] = (item.get("upstream"), item.get("fix"))
             if item.get("reproduce"):
                 matrix.levels[item["case"]] = item["reproduce"]
+            if (item.get("device") or {}).get("name"):
+                matrix.devices.setdefault(target, set()).add(item["device"]["name"])
     matrix.cells = dict(cells)
     matrix.columns = sorted({column for _, column in cells}, key=column_order)
     matrix.cases = sorted({case for case, _ in cells})
@@ -258,7 +261,9 @@ def render_html(matrix: Matrix) -> str:
     ]
     for column in matrix.columns:
         target, toolchain = e(column.target), e(column.toolchain)
-        parts.append(f'<th data-target="{target}">{target}<small>{toolchain}</small></th>')
+        gpu = e(", ".join(sorted(matrix.devices.get(column.target, ()))))
+        shown = f"{toolchain}<br>{gpu}" if gpu else toolchain
+        parts.append(f'<th data-target="{target}" title="{gpu}">{target}<small>{shown}</small></th>')
     parts.append("</tr></thead><tbody>")
     for case in matrix.cases:
         issue, fix = matrix.upstream.get(case, (None, None))

@@ -7,6 +7,7 @@ work as usual.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -19,7 +20,14 @@ from typing import Any
 import pytest
 
 from kregress import xpu_native
-from kregress.devices import VISIBLE_DEVICES, pinned_environment, probe_count
+from kregress.devices import (
+    VISIBLE_DEVICES,
+    auto_workers,
+    describe,
+    device_lock,
+    pinned_environment,
+    probe_count,
+)
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
 from kregress.judge import Outcome, Verdict, judge
 from kregress.manifest import KINDS, Case, Expectation, Numerics, Perf, load_case
@@ -35,6 +43,7 @@ MATRIX_TOOLCHAINS = pytest.StashKey[dict[str, Interpreter | str]]()
 NATIVE_XPU = pytest.StashKey[dict[str, str]]()
 # case::expectation[target] -> why that pair is not collected; a worker sends its own to the controller.
 NOT_APPLICABLE = pytest.StashKey[dict[str, str]]()
+DEVICE = pytest.StashKey[dict[str, str]]()  # the GPU this process is pinned to, as nvidia-smi names it
 WORKDIR = pytest.StashKey[Path]()
 COMPILE_KINDS = ("compiles", "resource", "ir", "artifact")
 
@@ -159,6 +168,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if backend in VISIBLE_DEVICES and worker:
         count = config.getoption("devices") or probe_count(backend)
         os.environ.update(pinned_environment(backend, worker, os.environ, count))
+    config.stash[DEVICE] = describe(backend, os.environ) if backend in VISIBLE_DEVICES else {}
     if not hasattr(config, "workerinput"):  # the controller (or a serial run) writes the reports
         config.pluginmanager.register(ResultsCollector(config), "kregress-results")
 
@@ -228,11 +238,33 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return None
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def pytest_report_header(config: pytest.Config) -> list[str]:
     names = ", ".join(t.name for t in config.stash[TARGETS])
     toolchain = config.getoption("toolchain")
     under = f", toolchain {toolchain} ({config.stash[EXPLICIT].python})" if toolchain else ""
-    return f"kregress: backend {config.getoption('backend')}, targets {names}{under}"
+    lines = [f"kregress: backend {config.getoption('backend')}, targets {names}{under}"]
+    backend = config.getoption("backend")
+    variable = VISIBLE_DEVICES.get(backend)
+    if variable:
+        count = config.getoption("devices") or probe_count(backend)
+        for index in visible_devices(backend, count):
+            found = describe(backend, {variable: index})
+            if found:
+                lines.append(f"kregress: device {found['index']}: {found['name']}, driver {found['driver']}")
+    return lines
+
+
+def visible_devices(backend: str, count: int) -> list[str]:
+    from kregress.devices import visible
+
+    return visible(backend, os.environ, count)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` on a GPU backend: one worker per visible device (each is pinned to its own)."""
+    backend = config.getoption("backend")
+    return auto_workers(backend, os.environ, config.getoption("devices") or probe_count(backend))
 
 
 class ManifestError(Exception):
@@ -380,13 +412,19 @@ class CaseItem(pytest.Item):
         interpreter = with_native_xpu(self.config, self.target, interpreter)
         memo = self.config.stash[JOBS]
         if job.key not in memo:
-            memo[job.key] = run_job(
-                job,
-                self.timeout(),
-                self.config.stash[WORKDIR],
-                interpreter=interpreter,
-                use_fork_server=not self.config.getoption("no_fork_server"),
-            )
+            on_device = self.target.kind == "device"
+            with (
+                device_lock(self.target.backend, os.environ, exclusive=job.kind == "perf")
+                if on_device
+                else (contextlib.nullcontext())
+            ):
+                memo[job.key] = run_job(
+                    job,
+                    self.timeout(),
+                    self.config.stash[WORKDIR],
+                    interpreter=interpreter,
+                    use_fork_server=not self.config.getoption("no_fork_server"),
+                )
         outcome = memo[job.key]
         verdict = judge(self.expectation, self.target, outcome)
         version = outcome.toolchain.get(self.case.manifest.framework)
@@ -418,6 +456,7 @@ class CaseItem(pytest.Item):
                         toolchain_spec=interpreter.toolchain,
                         job_seconds=round(outcome.seconds, 3),
                         known_bad=known_bad.link if known_bad else None,
+                        device=self.config.stash[DEVICE] if self.target.kind == "device" else None,
                     ),
                     default=str,
                 ),

@@ -90,7 +90,10 @@ def toolchain_versions(framework: str) -> dict[str, str]:
         with contextlib.suppress(Exception):  # reporting must never cost the job its result
             versions.update(adapter_for(framework).toolchain_versions())
     if "torch" in sys.modules:
-        versions["torch"] = str(sys.modules["torch"].__version__)
+        torch = sys.modules["torch"]
+        versions["torch"] = str(torch.__version__)
+        if getattr(torch.version, "cuda", None) and torch.cuda.is_initialized():
+            versions["cuda_runtime"] = str(torch.version.cuda)  # the runtime a device job ran with
     return versions
 
 

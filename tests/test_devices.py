@@ -1,8 +1,18 @@
-"""Each xdist worker is pinned to one device of its backend."""
+"""Each xdist worker is pinned to one device of its backend; -n auto starts one per device; a perf
+job has its device alone; the device is named as nvidia-smi names it."""
 
 from __future__ import annotations
 
-from kregress.devices import pinned_environment
+import json
+import multiprocessing
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from conftest import copy_corpus
+from kregress.devices import auto_workers, describe, device_lock, pinned_environment
 
 
 def test_workers_round_robin_over_probed_devices() -> None:
@@ -22,3 +32,77 @@ def test_xpu_uses_the_level_zero_mask() -> None:
 def test_no_pinning_on_cpu_or_without_xdist() -> None:
     assert pinned_environment("cpu", "gw0", {}, count=1) == {}
     assert pinned_environment("cuda", None, {}, count=2) == {}
+
+
+STAND_IN = """#!/bin/sh
+# nvidia-smi as two H200s answer it: -L lists them; --query-gpu gives the fields asked for.
+if [ "$1" = -L ]; then
+    echo "GPU 0: NVIDIA H200 (UUID: GPU-aaa)"; echo "GPU 1: NVIDIA H200 (UUID: GPU-bbb)"; exit 0
+fi
+index=0; for a in "$@"; do [ "$prev" = -i ] && index=$a; prev=$a; done
+echo "$index, NVIDIA H200, 580.82.07, GPU-$index"
+"""
+
+
+def stand_in(tmp_path: Path) -> Path:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    (folder / "nvidia-smi").write_text(STAND_IN)
+    (folder / "nvidia-smi").chmod(0o755)
+    return folder
+
+
+def test_auto_means_one_worker_per_visible_device() -> None:
+    assert auto_workers("cuda", {"CUDA_VISIBLE_DEVICES": "2,3"}, count=8) == 2
+    assert auto_workers("cuda", {}, count=4) == 4
+    assert auto_workers("cpu", {}, count=1) is None
+
+
+def test_the_device_is_described_as_nvidia_smi_names_it(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("PATH", f"{stand_in(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    found = describe("cuda", {"CUDA_VISIBLE_DEVICES": "1"})
+    assert found == {"index": "1", "name": "NVIDIA H200", "driver": "580.82.07", "uuid": "GPU-1"}
+    assert describe("cpu", {}) == {}
+
+
+def hold(path: str, cache: str, exclusive: bool, seconds: float, log: str) -> None:
+    os.environ["KREGRESS_CACHE_DIR"] = cache
+    with device_lock("cuda", {"CUDA_VISIBLE_DEVICES": "0"}, exclusive=exclusive):
+        with open(log, "a") as out:
+            out.write(json.dumps([path, "in", time.time()]) + "\n")
+        time.sleep(seconds)
+        with open(log, "a") as out:
+            out.write(json.dumps([path, "out", time.time()]) + "\n")
+
+
+def test_a_perf_job_has_its_device_alone_while_others_share_it(tmp_path: Path) -> None:
+    log, cache = str(tmp_path / "log"), str(tmp_path / "cache")
+    context = multiprocessing.get_context("spawn")
+    jobs = [context.Process(target=hold, args=("numerics-a", cache, False, 1.0, log)),
+            context.Process(target=hold, args=("numerics-b", cache, False, 1.0, log))]  # fmt: skip
+    for job in jobs:
+        job.start()
+    time.sleep(0.5)
+    perf = context.Process(target=hold, args=("perf", cache, True, 0.2, log))
+    perf.start()
+    for job in [*jobs, perf]:
+        job.join(30)
+    events = [json.loads(line) for line in Path(log).read_text().splitlines()]
+    times = {(name, what): t for name, what, t in events}
+    # the two shared jobs overlapped; the perf job began only after both ended
+    assert times[("numerics-b", "in")] < times[("numerics-a", "out")]
+    assert times[("perf", "in")] >= max(times[("numerics-a", "out")], times[("numerics-b", "out")])
+
+
+def test_cuda_backend_starts_one_worker_per_gpu_and_names_them(tmp_path: Path) -> None:
+    work = copy_corpus(tmp_path, "kinds/vector_add")
+    env = {**os.environ, "PATH": f"{stand_in(tmp_path)}{os.pathsep}{os.environ['PATH']}"}
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
+         "-n", "auto", "-k", "compiles", "--target", "cuda:sm_90"],
+        cwd=work, capture_output=True, text=True, env=env, timeout=600, check=False,
+    )  # fmt: skip
+    assert "created: 2/2 workers" in done.stdout, done.stdout[-2000:]
+    assert "kregress: device 0: NVIDIA H200, driver 580.82.07" in done.stdout
+    assert "kregress: device 1: NVIDIA H200, driver 580.82.07" in done.stdout

@@ -48,7 +48,7 @@ def test_the_schema_is_versioned_and_a_newer_one_refused(tmp_path: Path) -> None
 def test_a_schema_1_history_is_migrated_in_place_and_keeps_its_runs(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite"
     version_1 = "\n".join(
-        line for line in SCHEMA.splitlines() if not line.strip().startswith("reproduce TEXT")
+        line for line in SCHEMA.splitlines() if not line.strip().startswith(("reproduce TEXT", "device TEXT"))
     )
     with sqlite3.connect(path) as connection:
         for statement in version_1.split(";\n"):
@@ -61,10 +61,12 @@ def test_a_schema_1_history_is_migrated_in_place_and_keeps_its_runs(tmp_path: Pa
     night = load_results(RESULTS / "night-1.json")
     for item in night["items"]:
         item["reproduce"] = "control"
+        item["device"] = {"index": "0", "name": "NVIDIA H200"}
     store(path, night)
     old, new = recent_runs(path)
     assert [(i["case"], i["outcome"], i["reproduce"]) for i in old["items"]] == [("old", "PASS", None)]
     assert {i["reproduce"] for i in new["items"]} == {"control"}
+    assert {i["device"]["name"] for i in new["items"]} == {"NVIDIA H200"}
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
 
