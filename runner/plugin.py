@@ -27,6 +27,7 @@ from kregress.devices import (
     device_lock,
     pinned_environment,
     probe_count,
+    visible,
 )
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
 from kregress.judge import Outcome, Verdict, judge
@@ -247,17 +248,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     variable = VISIBLE_DEVICES.get(backend)
     if variable:
         count = config.getoption("devices") or probe_count(backend)
-        for index in visible_devices(backend, count):
+        for index in visible(backend, os.environ, count):
             found = describe(backend, {variable: index})
             if found:
                 lines.append(f"kregress: device {found['index']}: {found['name']}, driver {found['driver']}")
     return lines
-
-
-def visible_devices(backend: str, count: int) -> list[str]:
-    from kregress.devices import visible
-
-    return visible(backend, os.environ, count)
 
 
 @pytest.hookimpl(optionalhook=True)
