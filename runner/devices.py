@@ -84,4 +84,12 @@ def describe(backend: str, env: Mapping[str, str]) -> dict[str, str]:
     return {}
 
 
-__all__ = ["VISIBLE_DEVICES", "auto_workers", "describe", "device_lock", "pinned_environment", "probe_count"]
+__all__ = [
+    "VISIBLE_DEVICES",
+    "auto_workers",
+    "describe",
+    "device_lock",
+    "pinned_environment",
+    "probe_count",
+    "visible",
+]
