@@ -165,7 +165,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[EXPLICIT] = explicit_interpreter(config)
     config.stash[MATRIX_TOOLCHAINS] = {}
     config.stash[NOT_APPLICABLE] = {}
-    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    # xdist's own word, not PYTEST_XDIST_WORKER: that variable leaks into any pytest started
+    # inside a worker (a bisect step, a test of kregress), which would then pin itself.
+    worker = config.workerinput["workerid"] if hasattr(config, "workerinput") else None
     if backend in VISIBLE_DEVICES and worker:
         count = config.getoption("devices") or probe_count(backend)
         os.environ.update(pinned_environment(backend, worker, os.environ, count))
