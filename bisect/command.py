@@ -102,11 +102,7 @@ class Bisection:
             point = Point(candidate, Verdict.SKIP, note=f"cannot be built: {str(exc).strip()[-MAX_EXCERPT:]}")
             self.report_point(point)
             return point
-        observations = self.memo.get(self.run, spec, environment.root.name)[: self.reruns]
-        while len(observations) < self.reruns:
-            observation = self.run.observe(spec)
-            self.memo.add(self.run, spec, environment.root.name, observation)
-            observations.append(observation)
+        observations = self.memo.observations(self.run, spec, environment.root.name, self.reruns)
         votes = [observation_verdict(o, self.regress, self.run.expectation is None) for o in observations]
         point = Point(candidate, majority(votes), votes, observations)
         self.report_point(point)

@@ -17,7 +17,7 @@ from typing import Any
 from filelock import FileLock
 
 from kregress.bisect.search import Verdict
-from kregress.paths import cache_root
+from kregress.paths import cache_root, write_atomically
 
 REGRESSIONS = ("fail", "pass", "crash", "error")
 RUN_TIMEOUT = 3600
@@ -191,11 +191,19 @@ class Memo:
     def get(self, run: CaseRun, candidate: str, environment: str) -> list[Observation]:
         return [Observation(**o) for o in self.load().get(self.key(run, candidate, environment), [])]
 
+    def observations(self, run: CaseRun, candidate: str, environment: str, count: int) -> list[Observation]:
+        """`count` observations of the case under `candidate`: the remembered ones first, the
+        rest judged now and remembered (a bisect's reruns; verify asks for one)."""
+        found = self.get(run, candidate, environment)[:count]
+        while len(found) < count:
+            observation = run.observe(candidate)
+            self.add(run, candidate, environment, observation)
+            found.append(observation)
+        return found
+
     def add(self, run: CaseRun, candidate: str, environment: str, observation: Observation) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.path) + ".lock"):
             data = self.load()
             data.setdefault(self.key(run, candidate, environment), []).append(asdict(observation))
-            temporary = self.path.with_suffix(".tmp")
-            temporary.write_text(json.dumps(data))
-            temporary.replace(self.path)
+            write_atomically(self.path, json.dumps(data))

@@ -118,12 +118,7 @@ class Verifier:
         if toolchain is None:
             return run.observe(None)
         environment = EnvironmentCache().get(Toolchain.parse(toolchain), log=self.log).root.name
-        remembered = self.memo.get(run, toolchain, environment)
-        if remembered:
-            return remembered[-1]
-        observation = run.observe(toolchain)
-        self.memo.add(run, toolchain, environment, observation)
-        return observation
+        return self.memo.observations(run, toolchain, environment, 1)[0]
 
     def runnable(self, case: Case) -> list[str]:
         """The bug's targets this machine judges: compile targets and the interpreter (a device
@@ -167,7 +162,7 @@ class Verifier:
             folder = Path(tmp) / case.id
             shutil.copytree(case.folder, folder, ignore=shutil.ignore_patterns("__pycache__"))
             data = read_toml(case.folder / "case.toml")
-            stand_ins: dict[str, str] = {}  # control item name -> the case's own expectation
+            stand_ins: dict[str, tuple[str, str]] = {}  # control item -> (own expectation, stand-in)
             by_name = {name: index for index, (name, _) in enumerate(case.expectations())}
             for control in reproduce.control:
                 for name in control.expect:
@@ -179,16 +174,15 @@ class Verifier:
                         {"name": f"control-{value}-{name}", field_name: value, "targets": reproduce.targets}
                     )
                     data["expect"].append(entry)
-                    stand_ins[entry["name"]] = name
+                    stand_ins[entry["name"]] = (name, value)
             (folder / "case.toml").write_text(tomli_w.dumps(data))
             for target in self.runnable(case):
                 self.log(f"{case.id}: controls on {target}")
                 observation = CaseRun(Path(tmp), case.id, None, target, self.matrix_path).observe(None)
                 result.problems += xpass_problems(observation, "the matrix's toolchain")
-                for control_name, own in stand_ins.items():
+                for control_name, (own, stand_in) in stand_ins.items():
                     mine = observation.outcomes.get(f"{control_name}[{target}]")
                     theirs = observation.outcomes.get(f"{own}[{target}]")
-                    stand_in = control_name.removeprefix("control-").removesuffix(f"-{own}")
                     outcome = f"{own}: {mine} with {stand_in}, {theirs} as written"
                     why = "" if mine in BROKEN and theirs == "PASS" else (
                         f"the control must FAIL (it is {mine}) while the case's own PASSes (it is {theirs})"

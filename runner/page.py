@@ -91,8 +91,8 @@ def figure(item: dict[str, Any]) -> str:
     """The measured value next to its limit, in a few words."""
     measured, limit, kind = item.get("measured") or {}, item.get("limit"), item.get("kind")
     try:
-        if kind == "resource" and resource_figure(measured):
-            metric, values = resource_figure(measured)  # type: ignore[misc]
+        if kind == "resource" and (found := resource_figure(measured)):
+            metric, values = found
             top = max(values.values())
             return f"{metric} {top} {'≤' if limit is None or top <= limit else '>'} {limit}"
         if kind == "numerics" and measured:

@@ -12,3 +12,13 @@ def cache_root() -> Path:
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "kregress"
     )
     return Path(base)
+
+
+def write_atomically(path: Path, data: bytes | str) -> None:
+    """Written beside, then renamed into place: a concurrent reader never sees half a file."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    if isinstance(data, bytes):
+        temporary.write_bytes(data)
+    else:
+        temporary.write_text(data)
+    os.replace(temporary, path)

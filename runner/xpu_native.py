@@ -59,9 +59,13 @@ def deb_fields(deb: Path) -> dict[str, str]:
     return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
 
 
-def packages_in(folder: Path) -> dict[str, Path]:
-    """The .deb files of `folder` that provide PACKAGES, by package name; every one must be there."""
-    found = {deb_fields(deb).get("Package", ""): deb for deb in sorted(folder.glob("*.deb"))}
+def packages_in(folder: Path) -> dict[str, tuple[Path, str]]:
+    """The .deb file and version of each of PACKAGES in `folder`, by package name; every one must
+    be there."""
+    found = {}
+    for deb in sorted(folder.glob("*.deb")):
+        fields = deb_fields(deb)
+        found[fields.get("Package", "")] = (deb, fields.get("Version", "unknown"))
     missing = [p for p in PACKAGES if p not in found]
     if missing:
         raise NativeXpuError(
@@ -89,7 +93,7 @@ def mirror() -> str:
     )
 
 
-def download(into: Path) -> dict[str, Path]:
+def download(into: Path) -> dict[str, tuple[Path, str]]:
     """Fetch PACKAGES by name from Debian's development suite with apt, touching none of the
     machine's own apt state."""
     state = into / "apt"
@@ -128,9 +132,9 @@ def make(folder: Path, log: Any) -> dict[str, Any]:
         source = f"Debian {SUITE} ({mirror()})"
         log(f"fetching {', '.join(PACKAGES)} from {source}")
         debs = download(folder)
-    versions = {package: deb_fields(deb)["Version"] for package, deb in debs.items()}
+    versions = {package: version for package, (_, version) in debs.items()}
     log(f"unpacking Intel's native XPU compiler ({len(debs)} packages) from {source}")
-    for deb in debs.values():
+    for deb, _ in debs.values():
         run(["dpkg-deb", "-x", str(deb), str(folder / "root")], f"unpacking {deb.name}")
     shutil.rmtree(folder / "apt", ignore_errors=True)
     shutil.rmtree(folder / "debs", ignore_errors=True)

@@ -23,7 +23,7 @@ from typing import Any
 from filelock import FileLock
 
 from kregress.adapters import binary_kind, c_string, elf_sections
-from kregress.paths import cache_root
+from kregress.paths import cache_root, write_atomically
 
 # How kregress tells a child which ocloc programs to try, in order (os.pathsep-separated), and what
 # the provisioned one is (JSON: versions and where it came from).
@@ -113,14 +113,11 @@ def build_now(ocloc: str, spirv: bytes, device: str, options: str, folder: Path,
         out = Path(tmp) / "kernel.bin"
         binary = out.read_bytes() if out.exists() else None
     result = NativeBuild(done.returncode, done.stdout + done.stderr, binary, command)
-    # Written beside, then renamed: workers building the same kernel never read half a record.
     if binary is not None:
-        temporary = binary_file.with_suffix(f".{os.getpid()}.tmp")
-        temporary.write_bytes(binary)
-        os.replace(temporary, binary_file)
-    temporary = record.with_suffix(f".{os.getpid()}.tmp")
-    temporary.write_text(json.dumps({"returncode": result.returncode, "log": result.log, "command": command}))
-    os.replace(temporary, record)
+        write_atomically(binary_file, binary)
+    write_atomically(
+        record, json.dumps({"returncode": result.returncode, "log": result.log, "command": command})
+    )
     return result
 
 

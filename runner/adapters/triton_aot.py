@@ -182,6 +182,11 @@ def probe(target: Any) -> Any:
         ) from None
 
 
+def arch_of(target: Any) -> str:
+    """The arch part of describe_target: sm_90, gfx942, pvc."""
+    return describe_target(target).split(":", 1)[1]
+
+
 def describe_target(target: Any) -> str:
     arch = target.arch.get("device_arch", "") if isinstance(target.arch, dict) else target.arch
     return f"{target.backend}:{'sm_' if target.backend == 'cuda' else ''}{arch}"
@@ -334,7 +339,7 @@ def compile_session(target_spec: dict[str, Any]) -> Iterator[Session]:
         except Exception as exc:
             backend = target_spec["backend"]
             raise Unsupported(f"no {backend} device here: {type(exc).__name__}: {exc}") from None
-        arch = describe_target(target).split(":", 1)[1]
+        arch = arch_of(target)
     else:
         arch = target_spec["arch"]
         target = gpu_target(
@@ -449,7 +454,7 @@ def describe_artifacts(result: ConfigResult, compiled: Any, session: Session, se
         compiled._init_handles()
         artifacts["n_regs"] = compiled.n_regs
         # A device target's arch is the device's own (the matrix cannot know which GPU runs it).
-        artifacts["device_arch"] = describe_target(target).split(":", 1)[1]
+        artifacts["device_arch"] = arch_of(target)
     else:
         why["n_regs"] = "n_regs is set by the driver when it loads the binary: only device targets have it"
     if session.ocloc is None:
@@ -481,7 +486,7 @@ def native_step(result: ConfigResult, compiled: Any, session: Session) -> None:
     if chosen is None:
         return
     binary, name = compiled.asm["spv"], compiled.metadata.name
-    device = describe_target(session.target).split(":", 1)[1]
+    device = arch_of(session.target)
     if binary_kind(binary) == "elf":
         zebin = binary
         result.artifacts["binary_device"] = ocloc.product_family(zebin)
