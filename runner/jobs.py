@@ -56,10 +56,18 @@ class Job:
     target: Target
     attr: str
     baseline: str | None = None
+    rounds: int = 1  # perf: alternating timing rounds of subject and baseline
 
     @property
     def key(self) -> tuple[str, ...]:
-        return (self.kind, str(self.repro), self.target.name, self.attr, self.baseline or "")
+        return (
+            self.kind,
+            str(self.repro),
+            self.target.name,
+            self.attr,
+            self.baseline or "",
+            str(self.rounds),
+        )
 
     def spec(self) -> dict[str, Any]:
         return {
@@ -72,6 +80,7 @@ class Job:
             "attr": self.attr,
             "subject": self.attr,
             "baseline": self.baseline,
+            "rounds": self.rounds,
         }
 
     def environment(self, interpreter: Interpreter) -> dict[str, str]:

@@ -17,6 +17,7 @@ from typing import Any
 from kregress.jobs import JobOutcome
 from kregress.manifest import Artifact, Compiles, Expectation, Ir, Numerics, Perf, Resource
 from kregress.matrix import Target
+from kregress.timing import median_interval
 
 MAX_LINES_SHOWN = 10
 
@@ -26,6 +27,7 @@ class Outcome(str, Enum):
     FAIL = "FAIL"
     XFAIL = "XFAIL"
     XPASS = "XPASS"
+    UNSTABLE = "UNSTABLE"  # perf timings that cannot tell PASS from FAIL: reported, never bisected
     SKIP = "SKIP"
     ERROR = "ERROR"
 
@@ -332,26 +334,48 @@ def judge_numerics(exp: Numerics, folder: Path, arrays_file: str) -> Verdict:
 
 
 def judge_perf(exp: Perf, perf: dict[str, Any]) -> Verdict:
-    subject, baseline = perf["subject"], perf["baseline"]
-    ratio = baseline["ms"] / subject["ms"]
+    """FAIL only when the whole interval of the median ratio lies below min_ratio, PASS when it lies
+    at or above; straddling it, or wider than max_spread, is UNSTABLE: noise, not a verdict."""
+    ratio = median_interval(perf["ratios"])
+    subject_ms, baseline_ms = (median_interval(perf[f"{role}_ms"]).median for role in ("subject", "baseline"))
+    flops = perf.get("flops") or {}
 
-    def shown(entry: dict[str, Any]) -> str:
-        tflops = f", {entry['tflops']:.1f} TFLOPS" if entry.get("tflops") else ""
-        return f"{entry['name']} {entry['ms']:.4g} ms{tflops}"
+    def shown(role: str, ms: float) -> str:
+        tflops = f", {flops[role] / ms / 1e9:.1f} TFLOPS" if flops.get(role) else ""
+        return f"{perf['names'][role]} {ms:.4g} ms{tflops}"
 
-    text = f"{shown(subject)} vs {shown(baseline)}: throughput ratio {ratio:.3f}"
+    rounds = perf["rounds"]
+    interval = (
+        f"median of {rounds} rounds {ratio.median:.3f}, {ratio.confidence:.0%} interval "
+        f"[{ratio.low:.3f}, {ratio.high:.3f}], spread {ratio.spread:.1%}"
+        if rounds > 1
+        else f"{ratio.median:.3f} (one round: no noise model)"
+    )
+    text = f"{shown('subject', subject_ms)} vs {shown('baseline', baseline_ms)}: throughput ratio {interval}"
     measured = {
-        "ratio": ratio,
-        "subject_ms": subject["ms"],
-        "baseline_ms": baseline["ms"],
-        "subject_tflops": subject.get("tflops"),
-        "baseline_tflops": baseline.get("tflops"),
+        "ratio": ratio.median,
+        "ratio_low": ratio.low,
+        "ratio_high": ratio.high,
+        "confidence": ratio.confidence,
+        "spread": ratio.spread,
+        "rounds": rounds,
+        "ratios": perf["ratios"],
+        "subject_ms": subject_ms,
+        "baseline_ms": baseline_ms,
+        "subject_tflops": flops["subject"] / subject_ms / 1e9 if flops.get("subject") else None,
+        "baseline_tflops": flops["baseline"] / baseline_ms / 1e9 if flops.get("baseline") else None,
+        "timing": perf.get("method"),
     }
-    if ratio < exp.min_ratio:
+    limit = {"min_ratio": exp.min_ratio, "max_spread": exp.max_spread}
+    if rounds > 1 and ratio.spread > exp.max_spread:
         return Verdict(
-            Outcome.FAIL, f"TOO_SLOW: {text} < {exp.min_ratio}", "TOO_SLOW", measured, exp.min_ratio
+            Outcome.UNSTABLE, f"UNSTABLE: {text} > max_spread {exp.max_spread:.1%}", None, measured, limit
         )
-    return Verdict(Outcome.PASS, f"{text} ≥ {exp.min_ratio}", None, measured, exp.min_ratio)
+    if ratio.high < exp.min_ratio:
+        return Verdict(Outcome.FAIL, f"TOO_SLOW: {text} < {exp.min_ratio}", "TOO_SLOW", measured, limit)
+    if ratio.low >= exp.min_ratio:
+        return Verdict(Outcome.PASS, f"{text} ≥ {exp.min_ratio}", None, measured, limit)
+    return Verdict(Outcome.UNSTABLE, f"UNSTABLE: {text} straddles {exp.min_ratio}", None, measured, limit)
 
 
 def judge(exp: Expectation, target: Target, outcome: JobOutcome) -> Verdict:

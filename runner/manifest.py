@@ -130,12 +130,18 @@ class Numerics(ExpectationBase):
 
 
 class Perf(ExpectationBase):
-    """Throughput of `subject` ÷ throughput of `baseline`, timed in the same run, ≥ min_ratio."""
+    """Throughput of `subject` ÷ throughput of `baseline`, timed in alternating rounds of one job.
+
+    PASS when the confidence interval of the median ratio lies at or above min_ratio, FAIL when it
+    lies below, UNSTABLE when it straddles min_ratio or is wider than `max_spread` of the median
+    (reported, never bisected). `rounds = 1` turns the noise model off: one timing each."""
 
     kind: Literal["perf"]
     subject_bench: str = Field(alias="subject")
     baseline: str
     min_ratio: float = Field(gt=0)
+    rounds: int = Field(default=10, ge=1, le=1000)
+    max_spread: float = Field(default=0.25, gt=0)
 
     @property
     def subject(self) -> str:

@@ -99,7 +99,10 @@ def figure(item: dict[str, Any]) -> str:
             error = max(v["max_abs_err"] for v in measured.values())
             return f"max abs err {error:.2g} (atol {limit['atol']:g})"
         if kind == "perf" and measured:
-            return f"ratio {measured['ratio']:.2f} (≥ {limit})"
+            floor = limit["min_ratio"] if isinstance(limit, dict) else limit  # results before rounds
+            low, high = measured.get("ratio_low"), measured.get("ratio_high")
+            span = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None and low != high else ""
+            return f"ratio {measured['ratio']:.2f}{span} (≥ {floor})"
         if kind == "ir" and measured:
             counts = measured["count"].values()
             bound = " ".join(
@@ -194,11 +197,13 @@ th small { font-weight: normal; color: #57606a; display: block; }
 .outcome-PASS { background: #dafbe1; } .outcome-FAIL { background: #ffd8d3; }
 .outcome-XFAIL { background: #fff1c2; } .outcome-XPASS { background: #c8e1ff; }
 .outcome-ERROR { background: #ffc0e0; } .outcome-SKIP { background: #eaeef2; color: #57606a; }
+.outcome-UNSTABLE { background: #fff8c5; }
 .outcome-NONE { background: transparent; }
 td.cell.empty { background: #fff; }
 rect.run.outcome-PASS { fill: #2da44e; } rect.run.outcome-FAIL { fill: #cf222e; }
 rect.run.outcome-XFAIL { fill: #d4a72c; } rect.run.outcome-XPASS { fill: #0969da; }
 rect.run.outcome-ERROR { fill: #bf3989; } rect.run.outcome-SKIP { fill: #afb8c1; }
+rect.run.outcome-UNSTABLE { fill: #e3b341; }
 rect.run.outcome-NONE { fill: #f6f8fa; }
 line.limit { stroke: #cf222e; stroke-dasharray: 3 2; stroke-width: 1; }
 .filters button { margin-right: .3rem; } .filters button[aria-pressed="true"] { font-weight: 700; }
@@ -254,7 +259,8 @@ def render_html(matrix: Matrix) -> str:
         '<section id="matrix"><h2>Cases × targets</h2>',
         '<p class="filters">Show: <button data-only="all" aria-pressed="true">all</button>'
         + "".join(
-            f'<button data-only="{o}" aria-pressed="false">{o}</button>' for o in ("FAIL", "XPASS", "ERROR")
+            f'<button data-only="{o}" aria-pressed="false">{o}</button>'
+            for o in ("FAIL", "XPASS", "UNSTABLE", "ERROR")
         )
         + "</p>",
         "<table><thead><tr><th>case</th><th>trend (last runs)</th>",
@@ -298,7 +304,8 @@ def render_html(matrix: Matrix) -> str:
     parts += [
         "</tbody></table></section>",
         '<footer><p class="meta">PASS holds · FAIL broke · XFAIL known bad · XPASS known bad but holds · '
-        "ERROR the harness or the case itself · SKIP cannot run there (hover for why).</p></footer>",
+        "UNSTABLE perf timings too noisy to judge · ERROR the harness or the case itself · "
+        "SKIP cannot run there (hover for why).</p></footer>",
         f"<script>{SCRIPT}</script></body></html>",
     ]
     return "\n".join(parts)

@@ -82,6 +82,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         f"case's `timeout`, else {DEFAULT_TIMEOUT:g})",
     )
     group.addoption(
+        "--perf-rounds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="time each perf item over N alternating rounds of subject and baseline, overriding the "
+        "manifest's `rounds` (default 10); 1 turns the noise model off: one timing each, no UNSTABLE",
+    )
+    group.addoption(
         "--kregress-json",
         type=Path,
         default=None,
@@ -155,6 +163,9 @@ def pytest_configure(config: pytest.Config) -> None:
         matrix = load_matrix(config.getoption("matrix"))
     except SchemaError as exc:
         raise pytest.UsageError(str(exc)) from None
+    rounds = config.getoption("perf_rounds")
+    if rounds is not None and rounds < 1:
+        raise pytest.UsageError(f"--perf-rounds must be at least 1 (got {rounds})")
     for kind in KINDS:
         config.addinivalue_line("markers", f"{kind}: kregress items judging a {kind} expectation")
     backend = config.getoption("backend")
@@ -393,7 +404,8 @@ class CaseItem(pytest.Item):
         if isinstance(exp, Numerics):
             return Job("numerics", attr=exp.check, **common)
         if isinstance(exp, Perf):
-            return Job("perf", attr=exp.subject_bench, baseline=exp.baseline, **common)
+            rounds = self.config.getoption("perf_rounds") or exp.rounds
+            return Job("perf", attr=exp.subject_bench, baseline=exp.baseline, rounds=rounds, **common)
         return Job("compile", attr=exp.kernel, **common)  # type: ignore[union-attr]
 
     def timeout(self) -> float:
@@ -465,7 +477,7 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         verdict = self.verdict
         assert verdict is not None
-        if verdict.outcome == Outcome.SKIP:
+        if verdict.outcome in (Outcome.SKIP, Outcome.UNSTABLE):  # UNSTABLE: see pytest_report_teststatus
             pytest.skip(verdict.message)
         if verdict.outcome == Outcome.XFAIL:
             pytest.xfail(verdict.message)
@@ -487,6 +499,18 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, 0, f"{self.case.id}::{self.name}"
+
+
+def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
+    """UNSTABLE reaches pytest as a skip (it neither passes nor fails the run); show it as itself."""
+    if report.when == "call" and report.skipped and recorded_outcome(report) == "UNSTABLE":
+        return "unstable", "U", ("UNSTABLE", {"yellow": True})
+    return None
+
+
+def recorded_outcome(report: pytest.TestReport) -> str | None:
+    records = [json.loads(v) for k, v in report.user_properties if k == "kregress"]
+    return records[-1].get("outcome") if records else None
 
 
 @pytest.hookimpl(hookwrapper=True)

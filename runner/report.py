@@ -76,7 +76,10 @@ class ResultsCollector:
         if not props or outcome is None:
             return
         record = {"nodeid": report.nodeid, **props[-1]}
-        record["outcome"] = outcome
+        # UNSTABLE reaches pytest as a skip; the record says what it is
+        record["outcome"] = (
+            "UNSTABLE" if outcome == "SKIP" and record.get("outcome") == "UNSTABLE" else outcome
+        )
         record.setdefault("message", reason_of(report))
         if outcome == "SKIP" and not record.get("message"):
             record["message"] = reason_of(report)
@@ -191,7 +194,7 @@ def render_markdown(document: dict[str, Any]) -> str:
             shown = f" ({level})" if level else " (not shown to catch its bug)"
             lines.append(f"| [{case}]({upstream}){shown} | " + " | ".join(cells) + " |")
         lines.append("")
-    notable = [r for r in items if r["outcome"] in ("FAIL", "ERROR", "XPASS")]
+    notable = [r for r in items if r["outcome"] in ("FAIL", "ERROR", "XPASS", "UNSTABLE")]
     if notable:
         lines += ["| outcome | case / expectation | target | message |", "|---|---|---|---|"]
         for r in notable:

@@ -79,8 +79,16 @@ def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-WORST_FIRST = ("ERROR", "FAIL", "XPASS", "XFAIL", "PASS", "SKIP")
-SYMBOL = {"PASS": "✅", "FAIL": "❌", "XFAIL": "⚠️", "XPASS": "🎉", "SKIP": "⏭️", "ERROR": "💥"}
+WORST_FIRST = ("ERROR", "FAIL", "XPASS", "UNSTABLE", "XFAIL", "PASS", "SKIP")
+SYMBOL = {
+    "PASS": "✅",
+    "FAIL": "❌",
+    "XFAIL": "⚠️",
+    "XPASS": "🎉",
+    "UNSTABLE": "〰️",
+    "SKIP": "⏭️",
+    "ERROR": "💥",
+}
 
 
 def severity(outcome: str) -> int:
@@ -137,7 +145,7 @@ SECTIONS = (
     ("new_xpass", "🎉", "New XPASS (a known-bad case now passes)"),
     ("new_error", "💥", "New ERROR (the harness, not the compiler)"),
     ("lost_coverage", "🕳️", "Lost coverage (held before, now SKIP or ERROR: judged no more)"),
-    ("flaky", "🎲", "Flaky (reported, not bisected)"),
+    ("flaky", "🎲", "Flaky or UNSTABLE (reported, not bisected)"),
 )
 
 
@@ -145,7 +153,8 @@ def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int
     """`previous` are earlier merged runs in any order; the newest `window` of them are read.
 
     An item is flaky when its attempts in this run disagree on PASS vs FAIL, or when it flipped
-    between the two at least twice over the window: it is reported, never bisected."""
+    between the two at least twice over the window, or when a perf item is UNSTABLE (its timing
+    interval straddles the floor or is too wide): it is reported, never bisected."""
     earlier = sorted(previous, key=lambda d: d.get("started") or 0)[-window:] if window else []
     history: dict[Key, list[str]] = defaultdict(list)
     for document in earlier:
@@ -159,6 +168,11 @@ def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int
         attempts = item.get("attempts") or [now]
         if "FAIL" in attempts and any(a in HELD for a in attempts):
             changes.flaky.append(Change(key, now, was, item, f"attempts in this run: {', '.join(attempts)}"))
+            continue
+        if "UNSTABLE" in attempts:  # timings too noisy to tell: like flaky, never a new FAIL
+            changes.flaky.append(
+                Change(key, now, was, item, "UNSTABLE: its timings cannot tell PASS from FAIL")
+            )
             continue
         flips = flip_count([*past, now])
         if flips >= 2 and now in ("FAIL", "PASS"):

@@ -12,7 +12,6 @@ import dataclasses
 import importlib.util
 import json
 import os
-import statistics
 import sys
 import time
 import traceback
@@ -131,33 +130,15 @@ def run_numerics(repro: Any, job: dict[str, Any], out_dir: Path) -> dict[str, An
     return {"arrays": "arrays.npz"}
 
 
-def time_callable(fn: Any, device: str) -> float:
-    """Milliseconds per call: CUDA-event timing on a GPU, median wall time on the CPU."""
-    if device != "cpu":
-        import triton.testing
-
-        return float(triton.testing.do_bench(fn))
-    fn()
-    samples = []
-    deadline = time.perf_counter() + 2.0
-    while len(samples) < 5 or (time.perf_counter() < deadline and len(samples) < 50):
-        started = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - started) * 1e3)
-    return statistics.median(samples)
-
-
 def run_perf(repro: Any, job: dict[str, Any]) -> dict[str, Any]:
-    timings: dict[str, Any] = {}
-    for role in ("subject", "baseline"):
-        bench = attribute(repro, job[role], role)
-        ms = time_callable(bench.setup(job["device"]), job["device"])
-        timings[role] = {
-            "name": job[role],
-            "ms": ms,
-            "tflops": bench.flops / ms / 1e9 if bench.flops else None,
-        }
-    return timings
+    from kregress.timing import interleaved
+
+    benches = {role: attribute(repro, job[role], role) for role in ("subject", "baseline")}
+    fns = {role: bench.setup(job["device"]) for role, bench in benches.items()}
+    timed = interleaved(fns["subject"], fns["baseline"], job["device"], job["rounds"])
+    timed["names"] = {role: job[role] for role in benches}
+    timed["flops"] = {role: bench.flops for role, bench in benches.items()}
+    return timed
 
 
 def run_job(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:

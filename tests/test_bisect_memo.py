@@ -47,3 +47,16 @@ def test_a_fix_search_over_a_whole_case_waits_until_every_expectation_holds() ->
     # Narrowed to items (as with -e), any passing item reads as fixed: what the whole-case rule prevents.
     assert observation_verdict(control_broke, "pass") == Verdict.BAD
     assert observation_verdict(bug_shows, "fail", whole_case=True) == Verdict.BAD
+
+
+def test_an_unstable_perf_item_never_decides_a_bisect_step() -> None:
+    """Noise is not a regression: UNSTABLE reads as "cannot tell" for every kind of search."""
+    from kregress.bisect.judging import REGRESSIONS, observation_verdict
+    from kregress.bisect.search import Verdict
+
+    unstable = Observation(outcomes={"perf-1k[cuda:device]": "UNSTABLE"})
+    for regress in REGRESSIONS:
+        assert observation_verdict(unstable, regress) == Verdict.SKIP, regress
+    assert observation_verdict(unstable, "pass", whole_case=True) == Verdict.SKIP
+    beside = Observation(outcomes={"perf-1k[cuda:device]": "UNSTABLE", "numerics[cuda:device]": "FAIL"})
+    assert observation_verdict(beside, "fail") == Verdict.BAD

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kregress.cli import main
-from kregress.results import compare, flip_count, load_results, merge
+from kregress.results import compare, flip_count, key_of, load_results, merge
 
 RESULTS = Path(__file__).parent / "results"
 TONIGHT = [RESULTS / n for n in ("tonight-cpu.json", "tonight-cuda-h100.json", "tonight-cpu.rerun.json")]
@@ -184,3 +184,23 @@ def test_a_compiler_that_stops_importing_is_lost_coverage_not_a_quiet_night(tmp_
                  "--dry-run"]) == 0  # fmt: skip
     body = capsys.readouterr().out
     assert f"**Lost coverage: {len(held)}** item(s)" in body and "does not import here" in body
+
+
+def test_unstable_perf_is_reported_like_flaky_never_as_a_new_fail(tmp_path: Path, capsys) -> None:
+    night = load_results(RESULTS / "night-2.json")
+    tonight = json.loads(json.dumps(night))
+    tonight["started"] = night["started"] + 86400
+    held = next(i for i in tonight["items"] if i["outcome"] == "PASS")
+    message = "UNSTABLE: bench 1 ms vs eager 1 ms: throughput ratio median of 10 rounds 0.80 straddles 0.8"
+    held.update(outcome="UNSTABLE", message=message, failure_kind=None)
+    found = compare(merge([tonight]), [night])
+    assert [c.key for c in found.flaky] == [key_of(held)]
+    assert found.flaky[0].reason == "UNSTABLE: its timings cannot tell PASS from FAIL"
+    assert key_of(held) not in {c.key for c in [*found.new_fail, *found.lost_coverage, *found.new_error]}
+    rerun = {**tonight, "items": [{**held, "outcome": "FAIL", "failure_kind": "TOO_SLOW"}]}
+    merged = merge([tonight, rerun])  # UNSTABLE, then a rerun that FAILs: still not a new FAIL
+    assert key_of(held) in {c.key for c in compare(merged, [night]).flaky}
+    (tmp_path / "tonight.json").write_text(json.dumps(tonight))
+    code = main(["compare", str(tmp_path / "tonight.json"), "--previous", str(RESULTS / "night-2.json")])
+    assert code == 0
+    assert "Flaky or UNSTABLE (reported, not bisected): 1" in capsys.readouterr().out

@@ -98,3 +98,34 @@ def test_skips_always_say_why(kinds: CorpusRun) -> None:
 
 def test_exit_code_is_nonzero_when_anything_fails(kinds: CorpusRun) -> None:
     assert kinds.returncode == 1
+
+
+def test_perf_reports_the_median_ratio_and_its_interval(kinds: CorpusRun) -> None:
+    held = kinds.item("vector_add::perf-add_once-vs-add_once_again[cpu:interpreter]")
+    measured = held["measured"]
+    assert measured["rounds"] == 10 and len(measured["ratios"]) == 10
+    assert measured["ratio_low"] <= measured["ratio"] <= measured["ratio_high"]
+    assert measured["ratio_low"] >= 0.5  # PASS means the whole interval clears the floor
+    assert measured["timing"] == {"subject": "wall clock", "baseline": "wall clock"}
+    slow = kinds.item("broken::perf-add_eight_times-vs-add_once[cpu:interpreter]")
+    assert slow["measured"]["ratio_high"] < 0.9
+
+
+def test_noisy_timings_are_unstable_and_do_not_fail_the_run(kinds: CorpusRun) -> None:
+    noisy = kinds.item("broken::perf-noisy[cpu:interpreter]")
+    assert noisy["outcome"] == "UNSTABLE", noisy["message"]
+    assert noisy["failure_kind"] is None
+    assert noisy["message"].startswith("UNSTABLE: ")
+    assert noisy["measured"]["spread"] > 0.1
+    assert kinds.document["counts"]["UNSTABLE"] == 1
+    assert "1 unstable" in kinds.output  # pytest's own summary line names it
+
+
+def test_one_round_turns_the_noise_model_off(tmp_path) -> None:
+    once = run_corpus(tmp_path, "kinds/broken", args=("-k", "noisy", "--perf-rounds", "1"))
+    item = once.item("broken::perf-noisy[cpu:interpreter]")
+    assert item["outcome"] in ("PASS", "FAIL"), item["message"]  # one timing: noise decides
+    assert item["measured"]["rounds"] == 1
+    refused = run_corpus(tmp_path / "zero", "kinds/broken", args=("-k", "noisy", "--perf-rounds", "0"))
+    assert refused.returncode == 4
+    assert "--perf-rounds must be at least 1 (got 0)" in refused.output

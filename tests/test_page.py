@@ -145,3 +145,13 @@ def test_screenshot_shows_red_and_green_cells(page, tmp_path: Path) -> None:
     assert counted.get(FAIL_BACKGROUND, 0) > 2000  # the FAIL cell and the new-FAIL line
     assert counted.get(PASS_BACKGROUND, 0) > 4000  # three PASS cells
     assert len(counted) > 50  # text and lines drawn, not a blank page
+
+
+def test_a_perf_figure_shows_the_interval_and_reads_older_records_too() -> None:
+    from kregress.page import figure
+
+    now = {"kind": "perf", "outcome": "UNSTABLE", "limit": {"min_ratio": 0.8, "max_spread": 0.25},
+           "measured": {"ratio": 0.81, "ratio_low": 0.76, "ratio_high": 0.86}}  # fmt: skip
+    assert figure(now) == "ratio 0.81 [0.76, 0.86] (≥ 0.8)"
+    before_rounds = {"kind": "perf", "outcome": "PASS", "limit": 0.5, "measured": {"ratio": 0.93}}
+    assert figure(before_rounds) == "ratio 0.93 (≥ 0.5)"

@@ -1,5 +1,7 @@
 """Negative controls: each expectation kind FAILS on a kernel or measurement that breaks it."""
 
+import time
+
 import torch
 import triton
 import triton.language as tl
@@ -69,3 +71,21 @@ def repeated_add(repeats):
 
 add_eight_times = Benchmark(repeated_add(8))
 add_once = Benchmark(repeated_add(1))
+
+
+def sleeping(fast_ms: float, slow_ms: float):
+    """A callable whose speed changes every 100 ms of wall time, whatever it is asked to do: the
+    machine's noise made deterministic, so rounds of one job disagree."""
+
+    def setup(device):
+        def run():
+            slow = int(time.monotonic() * 10) % 2
+            time.sleep((slow_ms if slow else fast_ms) / 1e3)
+
+        return run
+
+    return setup
+
+
+jittery_sleep = Benchmark(sleeping(0.5, 4.0))
+steady_sleep = Benchmark(sleeping(1.0, 1.0))
