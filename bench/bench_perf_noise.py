@@ -54,11 +54,10 @@ def main() -> int:
     parser.add_argument("corpus", nargs="?", type=Path, help="default: corpus/ on a GPU, else the fixtures")
     parser.add_argument("--repeats", type=int, default=3, help="runs per mode (default 3)")
     parser.add_argument("--backend", default=None, help="default: cuda where nvidia-smi sees a GPU, else cpu")
-    parser.add_argument("extra", nargs=argparse.REMAINDER, help="after --: more pytest arguments")
-    args = parser.parse_args()
-    extra = [a for a in args.extra if a != "--"]
-    gpu = has_gpu()
-    backend = args.backend or ("cuda" if gpu else "cpu")
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    args, extra = parser.parse_args(argv[:split]), argv[split + 1 :]  # after --: more pytest arguments
+    backend = args.backend or ("cuda" if has_gpu() else "cpu")
     with tempfile.TemporaryDirectory() as work:
         if args.corpus:
             corpus, cwd = args.corpus.resolve(), Path.cwd()
@@ -79,6 +78,9 @@ def main() -> int:
                     if (item.get("measured") or {}).get("ratio") is not None:
                         ratios[key].append(item["measured"]["ratio"])
                 print(f"  noise model {mode}: run {repeat + 1} done", file=sys.stderr, flush=True)
+    if not outcomes:
+        print(f"no perf items judged in {corpus} on {backend}", file=sys.stderr)
+        return 1
     print(f"{'item':62} {'model':5} {'spread':>7}  ratios / outcomes")
     for name in sorted({name for name, _ in outcomes}):
         for mode in ("off", "on"):
