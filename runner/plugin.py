@@ -257,15 +257,20 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     toolchain = config.getoption("toolchain")
     under = f", toolchain {toolchain} ({config.stash[EXPLICIT].python})" if toolchain else ""
     lines = [f"kregress: backend {config.getoption('backend')}, targets {names}{under}"]
+    for found in run_devices(config):
+        lines.append(f"kregress: device {found['index']}: {found['name']}, driver {found['driver']}")
+    return lines
+
+
+def run_devices(config: pytest.Config) -> list[dict[str, str]]:
+    """The devices this run may use, as nvidia-smi names them (empty on cpu, or where it cannot)."""
     backend = config.getoption("backend")
     variable = VISIBLE_DEVICES.get(backend)
-    if variable:
-        count = config.getoption("devices") or probe_count(backend)
-        for index in visible(backend, os.environ, count):
-            found = describe(backend, {variable: index})
-            if found:
-                lines.append(f"kregress: device {found['index']}: {found['name']}, driver {found['driver']}")
-    return lines
+    if not variable:
+        return []
+    count = config.getoption("devices") or probe_count(backend)
+    found = (describe(backend, {variable: index}) for index in visible(backend, os.environ, count))
+    return [device for device in found if device]
 
 
 @pytest.hookimpl(optionalhook=True)

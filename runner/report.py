@@ -88,6 +88,11 @@ class ResultsCollector:
         )
         self.records[report.nodeid] = record
 
+    def devices(self) -> list[dict[str, str]]:
+        from kregress.plugin import run_devices
+
+        return run_devices(self.config)
+
     def document(self) -> dict[str, Any]:
         reasons = dict(Counter(self.not_applicable.values()))
         items = [
@@ -101,6 +106,7 @@ class ResultsCollector:
             "toolchain": self.config.getoption("toolchain"),
             "runner": os.environ.get("KREGRESS_RUNNER") or os.environ.get("RUNNER_NAME") or platform.node(),
             "corpus_sha": corpus_sha(self.config.rootpath),
+            "devices": self.devices(),
             "started": self.started,
             "seconds": round(time.time() - self.started, 3),
             "counts": dict(Counter(r["outcome"] for r in items)),

@@ -100,9 +100,14 @@ def test_cuda_backend_starts_one_worker_per_gpu_and_names_them(tmp_path: Path) -
     env.pop("CUDA_VISIBLE_DEVICES", None)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
-         "-n", "auto", "-k", "compiles", "--target", "cuda:sm_90"],
+         "-n", "auto", "-k", "compiles", "--target", "cuda:sm_90", "--kregress-json", "results.json"],
         cwd=work, capture_output=True, text=True, env=env, timeout=600, check=False,
     )  # fmt: skip
     assert "created: 2/2 workers" in done.stdout, done.stdout[-2000:]
     assert "kregress: device 0: NVIDIA H200, driver 580.82.07" in done.stdout
     assert "kregress: device 1: NVIDIA H200, driver 580.82.07" in done.stdout
+    header = json.loads((work / "results.json").read_text())["devices"]  # the results' run header
+    assert [(d["index"], d["name"], d["driver"]) for d in header] == [
+        ("0", "NVIDIA H200", "580.82.07"),
+        ("1", "NVIDIA H200", "580.82.07"),
+    ]
