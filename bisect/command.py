@@ -36,7 +36,7 @@ from kregress.bisect.judging import (
     majority,
     observation_verdict,
 )
-from kregress.bisect.search import SearchResult, Verdict, plain_bound, search
+from kregress.bisect.search import PointVerdict, SearchResult, plain_bound, search
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
 EXIT_FOUND, EXIT_NOT_FOUND, EXIT_INFRASTRUCTURE, EXIT_USAGE = 0, 1, 3, 64
@@ -48,8 +48,8 @@ class Point:
     """Everything learned about one candidate."""
 
     candidate: Candidate
-    verdict: Verdict
-    votes: list[Verdict] = field(default_factory=list)
+    verdict: PointVerdict
+    votes: list[PointVerdict] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
     note: str = ""  # e.g. why it could not be built
 
@@ -99,7 +99,8 @@ class Bisection:
             spec = self.toolchain(candidate)
             environment = EnvironmentCache().get(Toolchain.parse(spec))  # built here: a failure is a skip
         except (BuildFailed, ToolchainError) as exc:
-            point = Point(candidate, Verdict.SKIP, note=f"cannot be built: {str(exc).strip()[-MAX_EXCERPT:]}")
+            note = f"cannot be built: {str(exc).strip()[-MAX_EXCERPT:]}"
+            point = Point(candidate, PointVerdict.SKIP, note=note)
             self.report_point(point)
             return point
         observations = self.memo.observations(self.run, spec, environment.root.name, self.reruns)
@@ -110,14 +111,16 @@ class Bisection:
 
     def report_point(self, point: Point) -> None:
         self.points[point.candidate.key] = point
-        colour = {Verdict.GOOD: "green", Verdict.BAD: "red", Verdict.SKIP: "yellow"}[point.verdict]
+        colour = {"good": "green", "bad": "red", "skip": "yellow"}[point.verdict.value]
         self.console.print(
             f"  {point.candidate.label}: [{colour}]{point.verdict.value}[/]{point.shown_votes()}  "
             f"{point.describe()[:200]}"
         )
 
 
-def judge_round(bisection: Bisection, candidates: list[Candidate], points: list[int]) -> dict[int, Verdict]:
+def judge_round(
+    bisection: Bisection, candidates: list[Candidate], points: list[int]
+) -> dict[int, PointVerdict]:
     with ThreadPoolExecutor(max_workers=len(points)) as pool:
         judged = list(pool.map(lambda i: bisection.judge(candidates[i]), points))
     return {i: p.verdict for i, p in zip(points, judged, strict=True)}
@@ -154,7 +157,7 @@ def markdown(
             f"\nNo single culprit: history is not monotone. The search ended at {good.label} → "
             f"{culprit.label}, but "
             + ", ".join(
-                f"{candidates[i].label} was {result.tested.get(i, Verdict.BAD).value}"
+                f"{candidates[i].label} was {result.tested.get(i, PointVerdict.BAD).value}"
                 for i in result.contradictions
             )
             + " on the other side of that boundary."
@@ -232,18 +235,18 @@ def command_bisect(args: argparse.Namespace) -> int:
         problems = []
         if args.regress == "pass":  # a fix search: --good is the broken end, --bad the fixed one
             shown = {
-                Verdict.BAD: "holds already",
-                Verdict.GOOD: "is still broken",
-                Verdict.SKIP: "cannot be judged",
+                PointVerdict.BAD: "holds already",
+                PointVerdict.GOOD: "is still broken",
+                PointVerdict.SKIP: "cannot be judged",
             }
-            if first != Verdict.GOOD:
+            if first != PointVerdict.GOOD:
                 problems.append(f"the broken end {candidates[0].label} {shown[first]}")
-            if last != Verdict.BAD:
+            if last != PointVerdict.BAD:
                 problems.append(f"the fixed end {candidates[-1].label} {shown[last]}")
         else:
-            if first != Verdict.GOOD:
+            if first != PointVerdict.GOOD:
                 problems.append(f"the good end {candidates[0].label} is {first.value}")
-            if last != Verdict.BAD:
+            if last != PointVerdict.BAD:
                 problems.append(f"the bad end {candidates[-1].label} is {last.value}")
         if problems:
             for end in (candidates[0], candidates[-1]):

@@ -16,7 +16,7 @@ from typing import Any
 
 from filelock import FileLock
 
-from kregress.bisect.search import Verdict
+from kregress.bisect.search import PointVerdict
 from kregress.paths import cache_root, write_atomically
 
 REGRESSIONS = ("fail", "pass", "crash", "error")
@@ -45,23 +45,24 @@ class Observation:
         return "; ".join(parts) or "no items"
 
 
-def item_verdict(outcome: str, failure_kind: str | None, regress: str) -> Verdict:
+def item_verdict(outcome: str, failure_kind: str | None, regress: str) -> PointVerdict:
     """Which outcomes count as bad for `--regress`, which as good, and which cannot tell."""
     failed = outcome in ("FAIL", "XFAIL")
     passed = outcome in ("PASS", "XPASS")
     if regress == "fail":
-        return Verdict.BAD if failed else Verdict.GOOD if passed else Verdict.SKIP
+        return PointVerdict.BAD if failed else PointVerdict.GOOD if passed else PointVerdict.SKIP
     if regress == "pass":
-        return Verdict.BAD if passed else Verdict.GOOD if failed else Verdict.SKIP
+        return PointVerdict.BAD if passed else PointVerdict.GOOD if failed else PointVerdict.SKIP
     if regress == "crash":
         crashed = failed and failure_kind in ("CRASH", "TIMEOUT")
-        return Verdict.BAD if crashed else Verdict.GOOD if failed or passed else Verdict.SKIP
+        return PointVerdict.BAD if crashed else PointVerdict.GOOD if failed or passed else PointVerdict.SKIP
     if regress == "error":
-        return Verdict.BAD if outcome == "ERROR" else Verdict.GOOD if failed or passed else Verdict.SKIP
+        errored = outcome == "ERROR"
+        return PointVerdict.BAD if errored else PointVerdict.GOOD if failed or passed else PointVerdict.SKIP
     raise ValueError(f"--regress must be one of {', '.join(REGRESSIONS)}")
 
 
-def observation_verdict(observation: Observation, regress: str, whole_case: bool = False) -> Verdict:
+def observation_verdict(observation: Observation, regress: str, whole_case: bool = False) -> PointVerdict:
     """Bad if any item is bad; good if some item is good and none bad; else a skip.
 
     A fix search over a whole case (`--regress pass` with no `-e`) asks when the case first holds:
@@ -71,22 +72,22 @@ def observation_verdict(observation: Observation, regress: str, whole_case: bool
     if regress == "pass" and whole_case:
         ran = [o for o in observation.outcomes.values() if o != "SKIP"]
         if any(o in ("FAIL", "XFAIL") for o in ran):
-            return Verdict.GOOD
-        return Verdict.BAD if ran and all(o in ("PASS", "XPASS") for o in ran) else Verdict.SKIP
+            return PointVerdict.GOOD
+        return PointVerdict.BAD if ran and all(o in ("PASS", "XPASS") for o in ran) else PointVerdict.SKIP
     verdicts = {
         item_verdict(o, observation.failure_kinds.get(i), regress) for i, o in observation.outcomes.items()
     }
-    if Verdict.BAD in verdicts:
-        return Verdict.BAD
-    return Verdict.GOOD if Verdict.GOOD in verdicts else Verdict.SKIP
+    if PointVerdict.BAD in verdicts:
+        return PointVerdict.BAD
+    return PointVerdict.GOOD if PointVerdict.GOOD in verdicts else PointVerdict.SKIP
 
 
-def majority(verdicts: list[Verdict]) -> Verdict:
+def majority(verdicts: list[PointVerdict]) -> PointVerdict:
     """The verdict most reruns agree on; a tie between good and bad cannot decide: skip."""
     counts = Counter(verdicts)
     top = counts.most_common()
     if len(top) > 1 and top[0][1] == top[1][1]:
-        return Verdict.SKIP
+        return PointVerdict.SKIP
     return top[0][0]
 
 

@@ -8,15 +8,12 @@ last index a verified bad one; the caller checks both before searching.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TypeVar
-
-Candidate = TypeVar("Candidate")
 
 
-class Verdict(str, Enum):
+class PointVerdict(str, Enum):
     GOOD = "good"
     BAD = "bad"
     SKIP = "skip"  # could not be judged (failed to build): like `git bisect run` exit 125
@@ -32,7 +29,7 @@ class SearchResult:
     last_good: int
     first_bad: int
     ambiguous: list[int] = field(default_factory=list)
-    tested: dict[int, Verdict] = field(default_factory=dict)
+    tested: dict[int, PointVerdict] = field(default_factory=dict)
     rounds: int = 0
     contradictions: list[int] = field(default_factory=list)
 
@@ -61,10 +58,10 @@ def rounds_bound(between: int, jobs: int) -> int:
 
 def search(
     count: int,
-    judge_points: Callable[[list[int]], Mapping[int, Verdict]],
+    judge_points: Callable[[list[int]], Mapping[int, PointVerdict]],
     *,
     jobs: int = 1,
-    known: Mapping[int, Verdict] | None = None,
+    known: Mapping[int, PointVerdict] | None = None,
     cheap: Callable[[int], bool] | None = None,
 ) -> SearchResult:
     """Find the first bad index in range(count), index 0 good and index count-1 bad.
@@ -78,45 +75,44 @@ def search(
         raise ValueError("need at least a good and a bad candidate")
     if jobs < 1:
         raise ValueError("jobs must be at least 1")
-    seen: dict[int, Verdict] = {i: v for i, v in (known or {}).items() if 0 < i < count - 1}
+    seen: dict[int, PointVerdict] = {i: v for i, v in (known or {}).items() if 0 < i < count - 1}
     result = SearchResult(0, count - 1)
-    budget = plain_bound(count - 2) + 2
     while True:
         good, bad = boundary(seen, count)
         open_points = [i for i in range(good + 1, bad) if i not in seen]
         if not open_points:
             break
-        if jobs == 1:
-            points = [one_point(good, bad, open_points, cheap, result.calls, budget)]
-        else:
-            points = spread(open_points, jobs)
+        points = [one_point(good, bad, open_points, cheap)] if jobs == 1 else spread(open_points, jobs)
         verdicts = judge_points(points)
         for point in points:
             result.tested[point] = seen[point] = verdicts[point]
         result.rounds += 1
     result.last_good, result.first_bad = boundary(seen, count)
-    skipped = [i for i in range(result.last_good + 1, result.first_bad) if seen.get(i) == Verdict.SKIP]
+    skipped = [i for i in range(result.last_good + 1, result.first_bad) if seen.get(i) == PointVerdict.SKIP]
     result.ambiguous = [*skipped, result.first_bad] if skipped else []
     result.contradictions = sorted(
         i
         for i, v in seen.items()
-        if (v == Verdict.GOOD and i > result.first_bad) or (v == Verdict.BAD and i < result.last_good)
+        if (v == PointVerdict.GOOD and i > result.first_bad)
+        or (v == PointVerdict.BAD and i < result.last_good)
     )
     return result
 
 
-def boundary(seen: Mapping[int, Verdict], count: int) -> tuple[int, int]:
+def boundary(seen: Mapping[int, PointVerdict], count: int) -> tuple[int, int]:
     """The last good point, and the first bad point after it: a later good point moves the search
     on, and any bad point left behind shows up as a contradiction."""
-    good = max([0, *(i for i, v in seen.items() if v == Verdict.GOOD)])
-    bad = min([count - 1, *(i for i, v in seen.items() if v == Verdict.BAD and i > good)])
+    good = max([0, *(i for i, v in seen.items() if v == PointVerdict.GOOD)])
+    bad = min([count - 1, *(i for i, v in seen.items() if v == PointVerdict.BAD and i > good)])
     return good, bad
 
 
-def one_point(
-    good: int, bad: int, open_points: list[int], cheap: Callable[[int], bool] | None, calls: int, budget: int
-) -> int:
-    """The plain midpoint, or the cheap point nearest to it whose worst case stays in the budget."""
+def one_point(good: int, bad: int, open_points: list[int], cheap: Callable[[int], bool] | None) -> int:
+    """The plain midpoint, or the cheap point nearest to it.
+
+    No budget is needed: a cheap point is the nearest one to the middle, so any cheap point left
+    inside the new range lies beyond it, on the far side of the middle; property tests over
+    hypothesis' histories (tests/test_search.py) hold the whole search to the plain bound + 2."""
     middle = (good + bad) // 2
 
     def nearness(i: int) -> tuple[int, int]:
@@ -125,12 +121,7 @@ def one_point(
     plain = min(open_points, key=nearness)
     if cheap is None or cheap(plain):
         return plain
-
-    def worst(i: int) -> int:
-        return plain_bound(max(i - good - 1, bad - i - 1))
-
-    affordable = [i for i in open_points if cheap(i) and calls + 1 + worst(i) <= budget]
-    return min(affordable, key=nearness) if affordable else plain
+    return min((i for i in open_points if cheap(i)), key=nearness, default=plain)
 
 
 def spread(open_points: list[int], jobs: int) -> list[int]:
@@ -139,8 +130,3 @@ def spread(open_points: list[int], jobs: int) -> list[int]:
         return list(open_points)
     total = len(open_points)
     return [open_points[(part * (total + 1)) // (jobs + 1) - 1] for part in range(1, jobs + 1)]
-
-
-def first_bad(candidates: Sequence[Candidate], judge: Callable[[Candidate], Verdict]) -> SearchResult:
-    """One point at a time over a list: candidates[0] good, candidates[-1] bad, both verified."""
-    return search(len(candidates), lambda points: {p: judge(candidates[p]) for p in points})

@@ -28,7 +28,7 @@ def test_a_fix_search_over_a_whole_case_waits_until_every_expectation_holds() ->
     """Fixed ("bad" for the search) only where the whole case holds: a release that made the bug's
     check pass by breaking the case's positive control is still broken."""
     from kregress.bisect.judging import observation_verdict
-    from kregress.bisect.search import Verdict
+    from kregress.bisect.search import PointVerdict
 
     def seen(**outcomes: str) -> Observation:
         return Observation(
@@ -43,20 +43,20 @@ def test_a_fix_search_over_a_whole_case_waits_until_every_expectation_holds() ->
         observation_verdict(o, "pass", whole_case=True)
         for o in (bug_shows, control_broke, holds, nothing_ran)
     ]
-    assert whole == [Verdict.GOOD, Verdict.GOOD, Verdict.BAD, Verdict.SKIP]
+    assert whole == [PointVerdict.GOOD, PointVerdict.GOOD, PointVerdict.BAD, PointVerdict.SKIP]
     # Narrowed to items (as with -e), any passing item reads as fixed: what the whole-case rule prevents.
-    assert observation_verdict(control_broke, "pass") == Verdict.BAD
-    assert observation_verdict(bug_shows, "fail", whole_case=True) == Verdict.BAD
+    assert observation_verdict(control_broke, "pass") == PointVerdict.BAD
+    assert observation_verdict(bug_shows, "fail", whole_case=True) == PointVerdict.BAD
 
 
 def test_an_unstable_perf_item_never_decides_a_bisect_step() -> None:
     """Noise is not a regression: UNSTABLE reads as "cannot tell" for every kind of search."""
     from kregress.bisect.judging import REGRESSIONS, observation_verdict
-    from kregress.bisect.search import Verdict
+    from kregress.bisect.search import PointVerdict
 
     unstable = Observation(outcomes={"perf-1k[cuda:device]": "UNSTABLE"})
     for regress in REGRESSIONS:
-        assert observation_verdict(unstable, regress) == Verdict.SKIP, regress
-    assert observation_verdict(unstable, "pass", whole_case=True) == Verdict.SKIP
+        assert observation_verdict(unstable, regress) == PointVerdict.SKIP, regress
+    assert observation_verdict(unstable, "pass", whole_case=True) == PointVerdict.SKIP
     beside = Observation(outcomes={"perf-1k[cuda:device]": "UNSTABLE", "numerics[cuda:device]": "FAIL"})
-    assert observation_verdict(beside, "fail") == Verdict.BAD
+    assert observation_verdict(beside, "fail") == PointVerdict.BAD

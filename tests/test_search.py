@@ -7,7 +7,7 @@ import math
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kregress.bisect.search import Verdict, first_bad, plain_bound, rounds_bound, search
+from kregress.bisect.search import PointVerdict, plain_bound, rounds_bound, search
 
 
 @st.composite
@@ -24,13 +24,13 @@ def test_finds_the_boundary_and_never_judges_twice(history: tuple[int, int, set[
     n, boundary, skips = history
     calls: list[int] = []
 
-    def judge(point: int) -> Verdict:
+    def judge(point: int) -> PointVerdict:
         calls.append(point)
         if point in skips:
-            return Verdict.SKIP
-        return Verdict.BAD if point >= boundary else Verdict.GOOD
+            return PointVerdict.SKIP
+        return PointVerdict.BAD if point >= boundary else PointVerdict.GOOD
 
-    result = first_bad(list(range(n + 2)), judge)
+    result = search(n + 2, lambda points: {p: judge(p) for p in points})
     assert len(calls) == len(set(calls))
     assert 0 not in calls and n + 1 not in calls
     if result.ambiguous:
@@ -43,10 +43,10 @@ def test_finds_the_boundary_and_never_judges_twice(history: tuple[int, int, set[
 
 
 def monotone(boundary: int, skips: set[int], calls: list[int]):
-    def judge_points(points: list[int]) -> dict[int, Verdict]:
+    def judge_points(points: list[int]) -> dict[int, PointVerdict]:
         calls.extend(points)
         return {
-            p: Verdict.SKIP if p in skips else (Verdict.BAD if p >= boundary else Verdict.GOOD)
+            p: PointVerdict.SKIP if p in skips else (PointVerdict.BAD if p >= boundary else PointVerdict.GOOD)
             for p in points
         }
 
@@ -85,11 +85,11 @@ def test_cache_aware_midpoint_reuses_a_built_neighbour() -> None:
     assert calls[0] == 48  # beside the plain midpoint 50, already built
 
 
-@given(histories(), st.dictionaries(st.integers(1, 200), st.sampled_from(list(Verdict))))
+@given(histories(), st.dictionaries(st.integers(1, 200), st.sampled_from(list(PointVerdict))))
 def test_known_verdicts_are_free_and_never_judged_again(history, memo) -> None:
     n, boundary, skips = history
-    known = {i: (Verdict.SKIP if i in skips else (Verdict.BAD if i >= boundary else Verdict.GOOD))
-             for i in memo if 1 <= i <= n}  # fmt: skip
+    good, bad, skip = PointVerdict.GOOD, PointVerdict.BAD, PointVerdict.SKIP
+    known = {i: (skip if i in skips else (bad if i >= boundary else good)) for i in memo if 1 <= i <= n}
     calls: list[int] = []
     result = search(n + 2, monotone(boundary, skips, calls), known=known)
     assert not set(calls) & set(known)
@@ -99,13 +99,13 @@ def test_known_verdicts_are_free_and_never_judged_again(history, memo) -> None:
 def test_a_good_point_after_a_bad_one_is_reported_not_hidden() -> None:
     """Release 3 went bad, 5 came back, 7 went bad for good: whichever way the search learns of a
     bad point before a good one (a memo of an earlier bisection, or one parallel round), it says so."""
-    history = {1: Verdict.GOOD, 2: Verdict.GOOD, 3: Verdict.BAD, 4: Verdict.BAD, 5: Verdict.GOOD,
-               6: Verdict.GOOD, 7: Verdict.BAD, 8: Verdict.BAD}  # fmt: skip
+    good, bad = PointVerdict.GOOD, PointVerdict.BAD
+    history = {1: good, 2: good, 3: bad, 4: bad, 5: good, 6: good, 7: bad, 8: bad}
 
-    def judge(points: list[int]) -> dict[int, Verdict]:
+    def judge(points: list[int]) -> dict[int, PointVerdict]:
         return {p: history[p] for p in points}
 
-    remembered = search(10, judge, known={3: Verdict.BAD, 5: Verdict.GOOD})
+    remembered = search(10, judge, known={3: PointVerdict.BAD, 5: PointVerdict.GOOD})
     assert (remembered.first_bad, remembered.contradictions, remembered.exact) == (7, [3], False)
     parallel = search(10, judge, jobs=3)
     assert sorted(parallel.tested)[:3] == [2, 4, 6]
