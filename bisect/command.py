@@ -26,7 +26,6 @@ from kregress.bisect.candidates import (
     parse_version_ref,
     release_candidates,
 )
-from kregress.bisect.github import fenced
 from kregress.bisect.judging import (
     REGRESSIONS,
     CaseRun,
@@ -37,6 +36,7 @@ from kregress.bisect.judging import (
     observation_verdict,
 )
 from kregress.bisect.search import PointVerdict, SearchResult, plain_bound, search
+from kregress.markdown import fenced
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
 EXIT_FOUND, EXIT_NOT_FOUND, EXIT_INFRASTRUCTURE, EXIT_USAGE = 0, 1, 3, 64

@@ -17,21 +17,24 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kregress.bisect.github import Reporter, ReportError, Target, fenced, issue_of, safe_body
+from kregress.bisect.github import IssueRef, Reporter, ReportError, issue_of, safe_body
+from kregress.markdown import fenced
 from kregress.results import report_name
 
 EXIT_POSTED, EXIT_GITHUB, EXIT_USAGE = 0, 3, 64
 
 
-def target_of(text: str, repository: str | None) -> Target:
+def target_of(text: str, repository: str | None) -> IssueRef:
     if text.isdigit():
         if not repository:
             raise ReportError("an issue number needs --repo or GITHUB_REPOSITORY (owner/name)")
-        return Target(repository, int(text))
+        return IssueRef(repository, int(text))
     return issue_of(text)
 
 
-def xpass_reports(results: dict[str, Any], refused: list[str] | None = None) -> list[tuple[Target, str, str]]:
+def xpass_reports(
+    results: dict[str, Any], refused: list[str] | None = None
+) -> list[tuple[IssueRef, str, str]]:
     """A "looks fixed" note per XPASS; an item whose upstream link is no issue is left out and
     said in `refused`, so one bad case does not cost the others their notes."""
     reports = []

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 import requests
 from github import Auth, Github, GithubException, GithubRetry
 
+from kregress.markdown import open_fence
+
 MAX_BODY = 65536
 MENTION = re.compile(r"@(?=[A-Za-z0-9][A-Za-z0-9-]*)")
 TRUNCATED = "\n\n*(truncated: the full report is in the workflow's artifacts)*"
@@ -25,13 +27,6 @@ class ReportError(Exception):
 
 def marker(issue: int, key: str) -> str:
     return f"<!-- kregress:{issue}:{key} -->"
-
-
-def fenced(text: str) -> str:
-    """Compiler output in a code fence longer than any backtick run inside it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}\n{text}\n{fence}"
 
 
 def safe_body(markdown: str, issue: int, key: str) -> str:
@@ -49,36 +44,20 @@ def safe_body(markdown: str, issue: int, key: str) -> str:
 
 
 FENCE_ROOM = 64  # what closing a fence cut open may add (a fence longer than this is not expected)
-FENCE = re.compile(r"^(`{3,})(.*)$")
-
-
-def open_fence(text: str) -> str | None:
-    """The backtick fence left open at the end of `text` (CommonMark: a fence closes on a line of
-    at least as many backticks and nothing else), or None."""
-    opened: str | None = None
-    for line in text.splitlines():
-        found = FENCE.match(line.strip())
-        if not found:
-            continue
-        if opened is None:
-            opened = found.group(1)
-        elif len(found.group(1)) >= len(opened) and not found.group(2).strip():
-            opened = None
-    return opened
 
 
 @dataclass
-class Target:
+class IssueRef:
     repository: str
     issue: int
 
 
-def issue_of(link: str) -> Target:
+def issue_of(link: str) -> IssueRef:
     """owner/name and number from an issue or pull request URL."""
     found = re.match(r"https?://[^/]+/([\w.-]+/[\w.-]+)/(?:issues|pull)/(\d+)", link)
     if not found:
         raise ReportError(f"{link!r} is not a GitHub issue or pull request URL")
-    return Target(found.group(1), int(found.group(2)))
+    return IssueRef(found.group(1), int(found.group(2)))
 
 
 class Reporter:
@@ -94,7 +73,7 @@ class Reporter:
             lazy=True,  # no request until one is needed: reading comments is the first
         )
 
-    def post(self, target: Target, key: str, markdown: str, label: str | None = None) -> str:
+    def post(self, target: IssueRef, key: str, markdown: str, label: str | None = None) -> str:
         """Create or update this key's comment on the issue; return its URL."""
         body = safe_body(markdown, target.issue, key)
         tag = marker(target.issue, key)
@@ -118,7 +97,7 @@ class Reporter:
         return url
 
 
-def explain(exc: GithubException, target: Target) -> str:
+def explain(exc: GithubException, target: IssueRef) -> str:
     message = exc.data.get("message") if isinstance(exc.data, dict) else None
     where = f"{target.repository}#{target.issue}"
     if exc.status == 404:

@@ -24,8 +24,7 @@ from kregress.history import HistoryError, default_path, recent_runs, store
 from kregress.manifest import load_case, reproduction_problems
 from kregress.matrix import load_matrix, nightly_jobs, runner_for
 from kregress.page import build as build_page
-from kregress.page import render_html
-from kregress.page import render_markdown as render_page_markdown
+from kregress.page import matrix_markdown, render_html
 from kregress.results import (
     ResultsError,
     bisect_requests,
@@ -169,10 +168,10 @@ def command_report(args: argparse.Namespace) -> int:
         write(target, render_html(matrix))
         print(f"wrote {target} ({len(matrix.cases)} cases × {len(matrix.columns)} columns, {len(runs)} runs)")
     if args.markdown:
-        write(args.markdown, render_page_markdown(matrix))
+        write(args.markdown, matrix_markdown(matrix))
         print(f"wrote {args.markdown}")
     if not args.html and not args.markdown:
-        print(render_page_markdown(matrix))
+        print(matrix_markdown(matrix))
     return 0
 
 

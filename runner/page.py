@@ -24,7 +24,7 @@ class Column:
 
 
 @dataclass
-class Matrix:
+class RunMatrix:
     """What the page shows, computed once for both renderings."""
 
     runs: list[dict[str, Any]]
@@ -48,11 +48,11 @@ def column_order(column: Column) -> tuple:
     return column.target, name, version_key(version)
 
 
-def build(runs: list[dict[str, Any]]) -> Matrix:
+def build(runs: list[dict[str, Any]]) -> RunMatrix:
     """`runs` oldest first. A cell holds the newest record of each expectation of a case judged
     on that target with that toolchain; the newest run is compared with the earlier runs of the
     same runner for "new since the last run"."""
-    matrix = Matrix(runs)
+    matrix = RunMatrix(runs)
     cells: dict[tuple[str, Column], dict[str, dict[str, Any]]] = defaultdict(dict)
     for run in runs:
         # An item skipped before any job ran reports no versions: it joins the column of its
@@ -127,7 +127,7 @@ def resource_figure(measured: dict[str, Any]) -> tuple[str, dict[str, float]] | 
     return None
 
 
-def trend_series(matrix: Matrix, case: str) -> dict[str, list[float | None]]:
+def trend_series(matrix: RunMatrix, case: str) -> dict[str, list[float | None]]:
     """Each resource figure of the case over the runs, as a fraction of its limit."""
     series: dict[str, list[float | None]] = {}
     for index, run in enumerate(matrix.runs):
@@ -143,7 +143,7 @@ def trend_series(matrix: Matrix, case: str) -> dict[str, list[float | None]]:
     return series
 
 
-def trend_svg(matrix: Matrix, case: str) -> str:
+def trend_svg(matrix: RunMatrix, case: str) -> str:
     width, height, pad = 180, 44, 3
     runs = len(matrix.runs)
     strip = []  # the case's worst outcome per run
@@ -239,7 +239,7 @@ def when(timestamp: float | None) -> str:
     return dt.datetime.fromtimestamp(timestamp, dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def render_html(matrix: Matrix) -> str:
+def render_html(matrix: RunMatrix) -> str:
     e = html.escape
     newest = matrix.runs[-1] if matrix.runs else {}
     versions = ", ".join(f"{k} {v}" for k, v in sorted((newest.get("toolchain") or {}).items())) or "?"
@@ -341,7 +341,7 @@ def render_changes_html(changes: Changes | None) -> str:
     return "".join(parts)
 
 
-def render_markdown(matrix: Matrix) -> str:
+def matrix_markdown(matrix: RunMatrix) -> str:
     lines = ["## kregress: corpus matrix", ""]
     if matrix.changes is not None:
         lines += [render_changes(matrix.changes), ""]

@@ -358,11 +358,11 @@ def plan(case: Case, expectation: Expectation, target: Target) -> Plan:
     return Plan(True)
 
 
-class CaseError(Exception):
+class ItemError(Exception):
     """The harness or the case broke (not the compiler under test): pytest reports an ERROR."""
 
 
-class CaseFailure(Exception):
+class ItemFailure(Exception):
     def __init__(self, verdict: Verdict) -> None:
         super().__init__(verdict.message)
         self.verdict = verdict
@@ -477,7 +477,7 @@ class CaseItem(pytest.Item):
             )
         )
         if verdict.outcome == Outcome.ERROR:
-            raise CaseError(verdict)
+            raise ItemError(verdict)
 
     def runtest(self) -> None:
         verdict = self.verdict
@@ -489,12 +489,12 @@ class CaseItem(pytest.Item):
         if verdict.outcome == Outcome.XPASS:
             self.xpass_reason = verdict.message
         if verdict.outcome == Outcome.FAIL:
-            raise CaseFailure(verdict)
+            raise ItemFailure(verdict)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         value = excinfo.value
-        if isinstance(value, (CaseFailure, CaseError)):
-            verdict: Verdict = value.args[0] if isinstance(value, CaseError) else value.verdict
+        if isinstance(value, (ItemFailure, ItemError)):
+            verdict: Verdict = value.args[0] if isinstance(value, ItemError) else value.verdict
             lines = [f"{self.case.id} / {self.expectation_name} on {self.target.name}: {verdict.message}"]
             if verdict.detail:
                 lines += ["", verdict.detail]
@@ -527,7 +527,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         isinstance(item, CaseItem)
         and call.when == "setup"
         and call.excinfo is not None
-        and isinstance(call.excinfo.value, CaseError)
+        and isinstance(call.excinfo.value, ItemError)
     ):
         report.longrepr = item.repr_failure(call.excinfo)
     if isinstance(item, CaseItem) and call.when == "call" and report.passed and item.xpass_reason:

@@ -83,10 +83,7 @@ class ResultsCollector:
         record.setdefault("message", reason_of(report))
         if outcome == "SKIP" and not record.get("message"):
             record["message"] = reason_of(report)
-        record["duration"] = round(
-            self.records.get(report.nodeid, {}).get("duration", 0) + report.duration, 3
-        )
-        self.records[report.nodeid] = record
+        self.records[report.nodeid] = record  # its duration: all phases, summed in self.durations
 
     def devices(self) -> list[dict[str, str]]:
         from kregress.plugin import run_devices
@@ -120,7 +117,7 @@ class ResultsCollector:
         if json_path:
             json_path.parent.mkdir(parents=True, exist_ok=True)
             json_path.write_text(json.dumps(document, indent=2, default=str))
-        markdown = render_markdown(document)
+        markdown = summary_markdown(document)
         md_path = self.config.getoption("kregress_md")
         if md_path:
             md_path.parent.mkdir(parents=True, exist_ok=True)
@@ -174,7 +171,7 @@ def corpus_sha(root: Any) -> str | None:
     return None
 
 
-def render_markdown(document: dict[str, Any]) -> str:
+def summary_markdown(document: dict[str, Any]) -> str:
     items = document["items"]
     counts = document["counts"]
     lines = [f"## kregress — backend `{document['backend']}`", ""]

@@ -12,8 +12,9 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
-from kregress.bisect.github import MAX_BODY, fenced, marker, open_fence, safe_body
+from kregress.bisect.github import MAX_BODY, marker, safe_body
 from kregress.cli import main
+from kregress.markdown import fenced, open_fence
 
 TOKEN = "ghp_kregressTestToken0123456789"
 REPO = "owner/compiler"

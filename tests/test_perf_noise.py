@@ -25,7 +25,7 @@ def timed(ratios: list[float]) -> dict:
         "baseline_ms": [1.0] * len(ratios),
         "names": {"subject": "fast", "baseline": "eager"},
         "flops": {"subject": 2e9, "baseline": None},
-        "method": {"subject": "wall clock", "baseline": "wall clock"},
+        "method": {"subject": "process CPU time", "baseline": "process CPU time"},
     }
 
 

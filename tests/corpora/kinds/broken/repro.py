@@ -73,19 +73,19 @@ add_eight_times = Benchmark(repeated_add(8))
 add_once = Benchmark(repeated_add(1))
 
 
-def sleeping(fast_ms: float, slow_ms: float):
-    """A callable whose speed changes every 100 ms of wall time, whatever it is asked to do: the
-    machine's noise made deterministic, so rounds of one job disagree."""
+def spinning(fast: int, slow: int):
+    """A callable whose work changes eightfold every 100 ms of wall time, whatever it is asked to
+    do: noise made deterministic, so rounds of one job disagree."""
 
     def setup(device):
         def run():
-            slow = int(time.monotonic() * 10) % 2
-            time.sleep((slow_ms if slow else fast_ms) / 1e3)
+            for _ in range(slow if int(time.monotonic() * 10) % 2 else fast):
+                pass
 
         return run
 
     return setup
 
 
-jittery_sleep = Benchmark(sleeping(0.5, 4.0))
-steady_sleep = Benchmark(sleeping(1.0, 1.0))
+jittery_sleep = Benchmark(spinning(20_000, 160_000))
+steady_sleep = Benchmark(spinning(40_000, 40_000))
