@@ -8,19 +8,16 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import Field, field_validator, model_validator
 
+from kregress.kinds import KINDS, Expectation
 from kregress.schema import SchemaError, Strict, parse, read_toml
 
 Framework = Literal["triton", "tilelang", "nvfuser"]
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")
-ResourceMetric = Literal[
-    "shared_bytes", "registers", "spill_bytes", "stack_bytes", "scratch_bytes", "scratch_bytes_per_block"
-]
-IrStage = Literal["ttir", "ttgir", "llir", "ptx", "amdgcn", "spv", "cuda_source"]
 
 
 class Upstream(Strict):
@@ -41,143 +38,6 @@ class Upstream(Strict):
         if value is not None and not value.startswith(("https://", "http://")):
             raise ValueError(f"must be a URL, got {value!r}")
         return value
-
-
-class ExpectationBase(Strict):
-    name: str = ""
-    targets: list[str] | None = Field(
-        default=None, description="target names (cuda:sm_90) or backends (cuda) it applies to"
-    )
-
-    @property
-    def subject(self) -> str:
-        raise NotImplementedError
-
-    def default_name(self) -> str:
-        return f"{self.kind}-{self.subject}"  # type: ignore[attr-defined]
-
-    def applies_to(self, target: str) -> bool:
-        if self.targets is None:
-            return True
-        return any(target == t or target.split(":", 1)[0] == t for t in self.targets)
-
-
-class Compiles(ExpectationBase):
-    """Every config of the kernel compiles: no OutOfResources, no compiler error."""
-
-    kind: Literal["compiles"]
-    kernel: str
-
-    @property
-    def subject(self) -> str:
-        return self.kernel
-
-
-class Resource(ExpectationBase):
-    """A resource figure of every config stays at or under a limit (the target's, by default)."""
-
-    kind: Literal["resource"]
-    kernel: str
-    metric: ResourceMetric
-    max: int | None = Field(default=None, ge=0)
-
-    @property
-    def subject(self) -> str:
-        return f"{self.metric}-{self.kernel}"
-
-
-class Ir(ExpectationBase):
-    """Count the lines of an IR stage that match a regular expression."""
-
-    kind: Literal["ir"]
-    kernel: str
-    stage: IrStage
-    pattern: str
-    max_count: int | None = Field(default=None, ge=0)
-    min_count: int | None = Field(default=None, ge=0)
-
-    @property
-    def subject(self) -> str:
-        return f"{self.stage}-{self.kernel}"
-
-    @field_validator("pattern")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
-
-    @model_validator(mode="after")
-    def _bounded(self) -> Ir:
-        if self.max_count is None and self.min_count is None:
-            raise ValueError("an ir expectation needs max_count or min_count")
-        return self
-
-
-class Numerics(ExpectationBase):
-    """A check function's result matches its float64 reference within rtol/atol."""
-
-    kind: Literal["numerics"]
-    check: str
-    rtol: float = Field(ge=0)
-    atol: float = Field(ge=0)
-
-    @property
-    def subject(self) -> str:
-        return self.check
-
-
-class Perf(ExpectationBase):
-    """Throughput of `subject` ÷ throughput of `baseline`, timed in alternating rounds of one job.
-
-    PASS when the confidence interval of the median ratio lies at or above min_ratio, FAIL when it
-    lies below, UNSTABLE when it straddles min_ratio or is wider than `max_spread` of the median
-    (reported, never bisected). `rounds = 1` turns the noise model off: one timing each."""
-
-    kind: Literal["perf"]
-    subject_bench: str = Field(alias="subject")
-    baseline: str
-    min_ratio: float = Field(gt=0)
-    rounds: int = Field(default=10, ge=1, le=1000)
-    max_spread: float = Field(default=0.25, gt=0)
-
-    @property
-    def subject(self) -> str:
-        return f"{self.subject_bench}-vs-{self.baseline}"
-
-
-class Artifact(ExpectationBase):
-    """A property of the compiled artifact (binary kind, arch, build flags, registers).
-
-    `where` limits the check to configs whose options match (`{ grf_mode = "large" }`). In
-    equals/contains/not_contains, `{arch}` stands for the target's arch and `{name}` for another
-    artifact property of the same config, so one measured value can be held against another.
-    """
-
-    kind: Literal["artifact"]
-    kernel: str
-    property: str
-    where: dict[str, str | int | bool | float] | None = None
-    equals: str | int | bool | None = None
-    contains: str | None = None
-    not_contains: str | None = None
-
-    @property
-    def subject(self) -> str:
-        scope = "".join(f"-{k}-{v}" for k, v in (self.where or {}).items())
-        return f"{self.property}-{self.kernel}{scope}"
-
-    @model_validator(mode="after")
-    def _one_check(self) -> Artifact:
-        if self.equals is None and self.contains is None and self.not_contains is None:
-            raise ValueError("an artifact expectation needs equals, contains or not_contains")
-        return self
-
-
-Expectation = Annotated[Compiles | Resource | Ir | Numerics | Perf | Artifact, Field(discriminator="kind")]
-KINDS = ("compiles", "resource", "ir", "numerics", "perf", "artifact")
 
 
 class KnownBad(Strict):

@@ -12,6 +12,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from kregress.kinds import figure
+from kregress.kinds.resource import resource_figure
 from kregress.results import SYMBOL, Changes, compare, first_line, render_changes, version_key, worst_outcome
 
 SERIES_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
@@ -85,46 +87,6 @@ def build(runs: list[dict[str, Any]]) -> RunMatrix:
 
 def worst(items: list[dict[str, Any]]) -> str:
     return worst_outcome(i["outcome"] for i in items) or "SKIP"
-
-
-def figure(item: dict[str, Any]) -> str:
-    """The measured value next to its limit, in a few words."""
-    measured, limit, kind = item.get("measured") or {}, item.get("limit"), item.get("kind")
-    try:
-        if kind == "resource" and (found := resource_figure(measured)):
-            metric, values = found
-            top = max(values.values())
-            return f"{metric} {top} {'≤' if limit is None or top <= limit else '>'} {limit}"
-        if kind == "numerics" and measured:
-            error = max(v["max_abs_err"] for v in measured.values())
-            return f"max abs err {error:.2g} (atol {limit['atol']:g})"
-        if kind == "perf" and measured:
-            floor = limit["min_ratio"] if isinstance(limit, dict) else limit  # results before rounds
-            low, high = measured.get("ratio_low"), measured.get("ratio_high")
-            span = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None and low != high else ""
-            return f"ratio {measured['ratio']:.2f}{span} (≥ {floor})"
-        if kind == "ir" and measured:
-            counts = measured["count"].values()
-            bound = " ".join(
-                f"{k.removesuffix('_count')} {v}" for k, v in (limit or {}).items() if v is not None
-            )
-            return f"{max(counts)} matching lines ({bound})"
-        if kind == "artifact" and measured:
-            prop, values = next(iter(measured.items()))
-            shown = sorted({str(v) for v in values.values()})
-            return f"{prop} = {', '.join(shown)[:60]}"
-    except (AttributeError, KeyError, StopIteration, TypeError, ValueError):
-        return ""
-    return ""
-
-
-def resource_figure(measured: dict[str, Any]) -> tuple[str, dict[str, float]] | None:
-    """A resource item's metric and its value per config. A FAIL from configs the compiler refused
-    also lists those (`failed_configs`), and may carry the figure the compiler reported for them."""
-    for metric, values in measured.items():
-        if isinstance(values, dict) and values and all(isinstance(v, (int, float)) for v in values.values()):
-            return metric, values
-    return None
 
 
 def trend_series(matrix: RunMatrix, case: str) -> dict[str, list[float | None]]:

@@ -13,7 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,8 @@ from kregress.devices import (
 )
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
 from kregress.judge import Outcome, Verdict, judge
-from kregress.manifest import KINDS, Case, Expectation, Numerics, Perf, load_case
+from kregress.kinds import KINDS, Expectation, Plan
+from kregress.manifest import Case, load_case
 from kregress.matrix import BACKENDS, Matrix, SchemaError, Target, load_matrix
 from kregress.report import ResultsCollector
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
@@ -46,7 +47,6 @@ NATIVE_XPU = pytest.StashKey[dict[str, str]]()
 NOT_APPLICABLE = pytest.StashKey[dict[str, str]]()
 DEVICE = pytest.StashKey[dict[str, str]]()  # the GPU this process is pinned to, as nvidia-smi names it
 WORKDIR = pytest.StashKey[Path]()
-COMPILE_KINDS = ("compiles", "resource", "ir", "artifact")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -319,40 +319,18 @@ class CaseFile(pytest.File):
         return super().repr_failure(excinfo)
 
 
-@dataclass(frozen=True)
-class Plan:
-    """What to do with one (expectation, target) pair. An item that cannot apply there (the case
-    limits it to other targets, the framework has no such target) is not collected but counted, so
-    every SKIP left is one a person should read: what cannot run here, and why."""
-
-    collect: bool
-    skip: str | None = None  # collected, and SKIPs with this reason
-    not_applicable: str | None = None  # not collected, for this reason
-
-
 def plan(case: Case, expectation: Expectation, target: Target) -> Plan:
-    """Pure."""
-    if isinstance(expectation, Perf) and target.kind == "interpreter":
-        if not (expectation.targets and expectation.applies_to(target.name)):
-            return Plan(
-                False, not_applicable="perf is timed on a device unless the case lists cpu:interpreter"
-            )
-    elif expectation.kind == "artifact":
-        if target.kind == "interpreter":
-            return Plan(False)
-    elif (expectation.kind in COMPILE_KINDS) != (target.kind == "compile"):
-        return Plan(False)
+    """Pure: the expectation's kind decides first, then the case's targets, then the framework."""
+    framework = case.manifest.framework
+    own = expectation.plan(target, framework)
+    if own is not None:
+        return own
     if not expectation.applies_to(target.name):
         return Plan(False, not_applicable="the case limits the expectation to other targets")
-    framework = case.manifest.framework
     if framework == "tilelang" and target.kind == "interpreter":
         return Plan(False, not_applicable="TileLang has no CPU interpreter")
     if framework == "nvfuser" and target.kind != "device":
         return Plan(False, not_applicable="nvFuser compiles only at run time on a CUDA device")
-    if expectation.kind == "artifact" and target.kind == "device" and framework != "triton":
-        return Plan(
-            True, f"artifacts on device targets are read from loaded Triton binaries, not {framework}"
-        )
     if framework == "tilelang" and target.kind == "compile" and target.backend != "cuda":
         return Plan(True, f"the TileLang adapter builds CUDA targets only, not {target.name}")
     return Plan(True)
@@ -406,12 +384,7 @@ class CaseItem(pytest.Item):
             "framework": case.manifest.framework,
             "target": self.target,
         }
-        if isinstance(exp, Numerics):
-            return Job("numerics", attr=exp.check, **common)
-        if isinstance(exp, Perf):
-            rounds = self.config.getoption("perf_rounds") or exp.rounds
-            return Job("perf", attr=exp.subject_bench, baseline=exp.baseline, rounds=rounds, **common)
-        return Job("compile", attr=exp.kernel, **common)  # type: ignore[union-attr]
+        return exp.job(self.config.getoption, **common)
 
     def timeout(self) -> float:
         given = self.config.getoption("case_timeout")

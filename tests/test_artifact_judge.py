@@ -13,12 +13,16 @@ import pytest
 
 from kregress.adapters import cubin_figures, ptxas_figures
 from kregress.adapters.triton_aot import ocloc_front
-from kregress.judge import Outcome, judge_artifact
-from kregress.manifest import Artifact
+from kregress.judge import Outcome, Verdict
+from kregress.kinds.artifact import Artifact
 from kregress.matrix import load_matrix
 
 DG2 = load_matrix().target("xpu:dg2")
 SM90 = load_matrix().target("cuda:sm_90")
+
+
+def judge_artifact(expectation: Artifact, target, configs: list[dict]) -> Verdict:
+    return expectation.judge_configs(target, configs, Path("."))
 
 
 def artifact(**fields) -> Artifact:

@@ -64,8 +64,8 @@ def test_a_good_manifest_loads(tmp_path: Path) -> None:
         (GOOD.replace('kernel = "k"', 'kernel = "k"\nlimit = 3'), "expect[0].limit: unknown key"),
         (
             GOOD.replace('kind = "compiles"', 'kind = "speed"'),
-            "expect[0].kind: must be one of 'compiles', "
-            "'resource', 'ir', 'numerics', 'perf', 'artifact' (got 'speed')",
+            "expect[0].kind: must be one of 'artifact', "
+            "'compiles', 'ir', 'numerics', 'perf', 'resource' (got 'speed')",
         ),
         (
             GOOD + 'targets = ["cuda:sm_75"]\n',

@@ -148,7 +148,7 @@ def test_screenshot_shows_red_and_green_cells(page, tmp_path: Path) -> None:
 
 
 def test_a_perf_figure_shows_the_interval_and_reads_older_records_too() -> None:
-    from kregress.page import figure
+    from kregress.kinds import figure
 
     now = {"kind": "perf", "outcome": "UNSTABLE", "limit": {"min_ratio": 0.8, "max_spread": 0.25},
            "measured": {"ratio": 0.81, "ratio_low": 0.76, "ratio_high": 0.86}}  # fmt: skip

@@ -6,14 +6,18 @@ import math
 
 import pytest
 
-from kregress.judge import Outcome, judge_perf
-from kregress.manifest import Perf
+from kregress.judge import Outcome, Verdict
+from kregress.kinds.perf import Perf
 from kregress.timing import interleaved, median_interval
 
 
 def perf(min_ratio: float = 0.8, max_spread: float = 0.1) -> Perf:
     fields = {"subject": "fast", "baseline": "eager", "min_ratio": min_ratio, "max_spread": max_spread}
     return Perf.model_validate({"kind": "perf", **fields})
+
+
+def judge_perf(expectation: Perf, timings: dict) -> Verdict:
+    return expectation.judge_timings(timings)
 
 
 def timed(ratios: list[float]) -> dict:

@@ -1,0 +1,99 @@
+"""ir: count the lines of an IR stage (ttgir, ptx, amdgcn, ...) that match a regular expression."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from kregress.judge import MAX_LINES_SHOWN, Outcome, Verdict, compile_failures
+from kregress.kinds.base import CompiledExpectation
+from kregress.matrix import Target
+
+IrStage = Literal["ttir", "ttgir", "llir", "ptx", "amdgcn", "spv", "cuda_source"]
+
+
+class Ir(CompiledExpectation):
+    """Count the lines of an IR stage that match a regular expression."""
+
+    kind: Literal["ir"]
+    stage: IrStage
+    pattern: str
+    max_count: int | None = Field(default=None, ge=0)
+    min_count: int | None = Field(default=None, ge=0)
+
+    @property
+    def subject(self) -> str:
+        return f"{self.stage}-{self.kernel}"
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from None
+        return value
+
+    @model_validator(mode="after")
+    def _bounded(self) -> Ir:
+        if self.max_count is None and self.min_count is None:
+            raise ValueError("an ir expectation needs max_count or min_count")
+        return self
+
+    def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
+        failed = compile_failures(configs)
+        if failed:
+            return failed
+        if any(self.stage not in c["ir"] for c in configs):
+            return Verdict.skip(f"{target.name} produces no {self.stage} with this toolchain")
+        pattern = re.compile(self.pattern)
+        counts: dict[str, int] = {}
+        offending: list[str] = []
+        for config in configs:
+            lines = (folder / config["ir"][self.stage]).read_text().splitlines()
+            hits = [(n, line) for n, line in enumerate(lines, 1) if pattern.search(line)]
+            counts[config["label"]] = len(hits)
+            offending += [
+                f"[{config['label']}] {self.stage}:{n}: {line.strip()}" for n, line in hits[:MAX_LINES_SHOWN]
+            ]
+        bound = " and ".join(
+            part
+            for part in (
+                f"≥ {self.min_count}" if self.min_count is not None else "",
+                f"≤ {self.max_count}" if self.max_count is not None else "",
+            )
+            if part
+        )
+        bad = {
+            label: n
+            for label, n in counts.items()
+            if (self.max_count is not None and n > self.max_count)
+            or (self.min_count is not None and n < self.min_count)
+        }
+        counted = ", ".join(f"[{k}] {v}" for k, v in counts.items())
+        limit = {"min_count": self.min_count, "max_count": self.max_count}
+        if bad:
+            return Verdict(
+                Outcome.FAIL,
+                f"IR_MISMATCH: {len(bad)} of {len(counts)} configs have a count of /{self.pattern}/ in "
+                f"{self.stage} outside {bound}: {counted}",
+                "IR_MISMATCH",
+                measured={"count": counts},
+                limit=limit,
+                detail="\n".join(offending) or "(no matching lines)",
+            )
+        return Verdict(
+            Outcome.PASS,
+            f"/{self.pattern}/ in {self.stage}: {counted} (bound {bound})",
+            measured={"count": counts},
+            limit=limit,
+        )
+
+    @staticmethod
+    def figure(measured: dict[str, Any], limit: Any) -> str:
+        counts = measured["count"].values()
+        bound = " ".join(f"{k.removesuffix('_count')} {v}" for k, v in (limit or {}).items() if v is not None)
+        return f"{max(counts)} matching lines ({bound})"

@@ -1,0 +1,85 @@
+"""numerics: a check function's result matches its float64 reference within rtol/atol."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from kregress.jobs import Job, JobOutcome
+from kregress.judge import Outcome, Verdict
+from kregress.kinds.base import ExpectationBase
+from kregress.matrix import Target
+
+
+class Numerics(ExpectationBase):
+    """A check function's result matches its float64 reference within rtol/atol."""
+
+    job_kind: ClassVar[str] = "numerics"
+
+    kind: Literal["numerics"]
+    check: str
+    rtol: float = Field(ge=0)
+    atol: float = Field(ge=0)
+
+    @property
+    def subject(self) -> str:
+        return self.check
+
+    def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
+        return Job("numerics", attr=self.check, **common)
+
+    def judge(self, target: Target, outcome: JobOutcome, folder: Path) -> Verdict:
+        return self.judge_arrays(folder, outcome.result["numerics"]["arrays"])
+
+    def judge_arrays(self, folder: Path, arrays_file: str) -> Verdict:
+        import numpy as np
+
+        with np.load(folder / arrays_file) as data:
+            arrays = {name: data[name] for name in data.files}
+        outputs = sorted(name.split(".", 1)[1] for name in arrays if name.startswith("actual."))
+        measured: dict[str, Any] = {}
+        problems = []
+        for name in outputs:
+            actual, expected = arrays[f"actual.{name}"], arrays[f"expected.{name}"]
+            if actual.shape != expected.shape:
+                problems.append(f"{name}: shape {actual.shape} != expected {expected.shape}")
+                continue
+            actual64, expected64 = actual.astype(np.float64), expected.astype(np.float64)
+            abs_err = np.abs(actual64 - expected64)
+            rel_err = abs_err / np.maximum(np.abs(expected64), np.finfo(np.float64).tiny)
+            close = np.isclose(actual64, expected64, rtol=self.rtol, atol=self.atol, equal_nan=False)
+            finite_abs = np.where(np.isfinite(abs_err), abs_err, np.inf)
+            max_abs = float(finite_abs.max()) if finite_abs.size else 0.0
+            max_rel = float(np.where(np.isfinite(rel_err), rel_err, np.inf).max()) if rel_err.size else 0.0
+            bad = int((~close).sum())
+            measured[name] = {
+                "max_abs_err": max_abs,
+                "max_rel_err": max_rel,
+                "mismatched": bad,
+                "elements": int(actual.size),
+            }
+            if bad:
+                worst = np.unravel_index(int(np.argmax(np.where(close, -1.0, finite_abs))), actual.shape)
+                problems.append(
+                    f"{name}: {bad} of {actual.size} elements outside rtol={self.rtol:g} atol={self.atol:g}; "
+                    f"max abs err {max_abs:.3g}, max rel err {max_rel:.3g}; "
+                    f"worst at {tuple(map(int, worst))}: "
+                    f"got {actual64[worst]:.6g}, expected {expected64[worst]:.6g}"
+                )
+        limit = {"rtol": self.rtol, "atol": self.atol}
+        if problems:
+            return Verdict(
+                Outcome.FAIL, "WRONG_RESULT: " + "; ".join(problems), "WRONG_RESULT", measured, limit
+            )
+        summary = ", ".join(f"{k}: max abs err {v['max_abs_err']:.3g}" for k, v in measured.items())
+        return Verdict(
+            Outcome.PASS, f"within rtol={self.rtol:g} atol={self.atol:g} ({summary})", None, measured, limit
+        )
+
+    @staticmethod
+    def figure(measured: dict[str, Any], limit: Any) -> str:
+        error = max(v["max_abs_err"] for v in measured.values())
+        return f"max abs err {error:.2g} (atol {limit['atol']:g})"

@@ -1,0 +1,113 @@
+"""perf: the subject's throughput over the baseline's, timed in alternating rounds of one job."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from kregress.jobs import Job, JobOutcome
+from kregress.judge import Outcome, Verdict
+from kregress.kinds.base import ExpectationBase, Plan
+from kregress.matrix import Target
+from kregress.timing import median_interval
+
+
+class Perf(ExpectationBase):
+    """Throughput of `subject` ÷ throughput of `baseline`, timed in alternating rounds of one job.
+
+    PASS when the confidence interval of the median ratio lies at or above min_ratio, FAIL when it
+    lies below, UNSTABLE when it straddles min_ratio or is wider than `max_spread` of the median
+    (reported, never bisected). `rounds = 1` turns the noise model off: one timing each."""
+
+    job_kind: ClassVar[str] = "perf"
+
+    kind: Literal["perf"]
+    subject_bench: str = Field(alias="subject")
+    baseline: str
+    min_ratio: float = Field(gt=0)
+    rounds: int = Field(default=10, ge=1, le=1000)
+    max_spread: float = Field(default=0.25, gt=0)
+
+    @property
+    def subject(self) -> str:
+        return f"{self.subject_bench}-vs-{self.baseline}"
+
+    def plan(self, target: Target, framework: str) -> Plan | None:
+        if target.kind == "compile":
+            return Plan(False)
+        if target.kind == "interpreter" and not (self.targets and self.applies_to(target.name)):
+            return Plan(
+                False, not_applicable="perf is timed on a device unless the case lists cpu:interpreter"
+            )
+        return None
+
+    def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
+        rounds = getoption("perf_rounds") or self.rounds
+        return Job("perf", attr=self.subject_bench, baseline=self.baseline, rounds=rounds, **common)
+
+    def judge(self, target: Target, outcome: JobOutcome, folder: Path) -> Verdict:
+        return self.judge_timings(outcome.result["perf"])
+
+    def judge_timings(self, perf: dict[str, Any]) -> Verdict:
+        """FAIL only when the whole interval of the median ratio lies below min_ratio, PASS when it lies
+        at or above; straddling it, or wider than max_spread, is UNSTABLE: noise, not a verdict."""
+        ratio = median_interval(perf["ratios"])
+        subject_ms, baseline_ms = (
+            median_interval(perf[f"{role}_ms"]).median for role in ("subject", "baseline")
+        )
+        flops = perf.get("flops") or {}
+
+        def shown(role: str, ms: float) -> str:
+            tflops = f", {flops[role] / ms / 1e9:.1f} TFLOPS" if flops.get(role) else ""
+            return f"{perf['names'][role]} {ms:.4g} ms{tflops}"
+
+        rounds = perf["rounds"]
+        interval = (
+            f"median of {rounds} rounds {ratio.median:.3f}, {ratio.confidence:.0%} interval "
+            f"[{ratio.low:.3f}, {ratio.high:.3f}], spread {ratio.spread:.1%}"
+            if rounds > 1
+            else f"{ratio.median:.3f} (one round: no noise model)"
+        )
+        text = (
+            f"{shown('subject', subject_ms)} vs {shown('baseline', baseline_ms)}: throughput ratio {interval}"
+        )
+        measured = {
+            "ratio": ratio.median,
+            "ratio_low": ratio.low,
+            "ratio_high": ratio.high,
+            "confidence": ratio.confidence,
+            "spread": ratio.spread,
+            "rounds": rounds,
+            "ratios": perf["ratios"],
+            "subject_ms": subject_ms,
+            "baseline_ms": baseline_ms,
+            "subject_tflops": flops["subject"] / subject_ms / 1e9 if flops.get("subject") else None,
+            "baseline_tflops": flops["baseline"] / baseline_ms / 1e9 if flops.get("baseline") else None,
+            "timing": perf.get("method"),
+        }
+        limit = {"min_ratio": self.min_ratio, "max_spread": self.max_spread}
+        if rounds > 1 and ratio.spread > self.max_spread:
+            return Verdict(
+                Outcome.UNSTABLE,
+                f"UNSTABLE: {text} > max_spread {self.max_spread:.1%}",
+                None,
+                measured,
+                limit,
+            )
+        if ratio.high < self.min_ratio:
+            return Verdict(Outcome.FAIL, f"TOO_SLOW: {text} < {self.min_ratio}", "TOO_SLOW", measured, limit)
+        if ratio.low >= self.min_ratio:
+            return Verdict(Outcome.PASS, f"{text} ≥ {self.min_ratio}", None, measured, limit)
+        return Verdict(
+            Outcome.UNSTABLE, f"UNSTABLE: {text} straddles {self.min_ratio}", None, measured, limit
+        )
+
+    @staticmethod
+    def figure(measured: dict[str, Any], limit: Any) -> str:
+        floor = limit["min_ratio"] if isinstance(limit, dict) else limit  # results before rounds
+        low, high = measured.get("ratio_low"), measured.get("ratio_high")
+        span = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None and low != high else ""
+        return f"ratio {measured['ratio']:.2f}{span} (≥ {floor})"

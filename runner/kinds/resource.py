@@ -1,0 +1,88 @@
+"""resource: a resource figure of every config (shared memory, registers, spills, scratch) stays
+at or under a limit, the case's own or the target's from matrix.toml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field
+
+from kregress.judge import Outcome, Verdict, compile_failures
+from kregress.kinds.base import CompiledExpectation
+from kregress.matrix import Target
+
+ResourceMetric = Literal[
+    "shared_bytes", "registers", "spill_bytes", "stack_bytes", "scratch_bytes", "scratch_bytes_per_block"
+]
+
+
+class Resource(CompiledExpectation):
+    """A resource figure of every config stays at or under a limit (the target's, by default)."""
+
+    kind: Literal["resource"]
+    metric: ResourceMetric
+    max: int | None = Field(default=None, ge=0)
+
+    @property
+    def subject(self) -> str:
+        return f"{self.metric}-{self.kernel}"
+
+    def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
+        limit = self.max if self.max is not None else target.limits.get(self.metric)
+        failed = compile_failures(configs)
+        if failed:
+            # A compiler that refused a config for this very resource (IGC's PTSS error) said how much.
+            refused = {c["label"]: c["metrics"][self.metric] for c in configs
+                       if c["status"] == "compile_error" and self.metric in c.get("metrics", {})}  # fmt: skip
+            if refused:
+                failed.measured[self.metric] = refused
+                failed.limit = limit
+            return failed
+        if limit is None:
+            return Verdict.skip(
+                f"no {self.metric} limit for {target.name}: set `max` in case.toml or add it "
+                "to the target's limits in matrix.toml"
+            )
+        values = {c["label"]: c["metrics"].get(self.metric) for c in configs}
+        if any(v is None for v in values.values()):
+            reasons = {c.get("unavailable", {}).get(self.metric) for c in configs} - {None}
+            if reasons:
+                return Verdict.skip(f"{target.name}: " + "; ".join(sorted(reasons)))
+            return Verdict.skip(f"{target.name} does not report {self.metric} with this toolchain")
+        over = {label: v for label, v in values.items() if v > limit}
+        shown = ", ".join(f"[{label}] {v}" for label, v in values.items())
+        if over:
+            worst = max(over.values())
+            return Verdict(
+                Outcome.FAIL,
+                f"OVER_LIMIT: {self.metric} {worst} > limit {limit} on {target.name} in {len(over)} of "
+                f"{len(values)} configs ({', '.join(f'[{k}] {v}' for k, v in over.items())})",
+                "OVER_LIMIT",
+                measured={self.metric: values},
+                limit=limit,
+            )
+        return Verdict(
+            Outcome.PASS,
+            f"{self.metric} ≤ {limit} on {target.name}: {shown}",
+            measured={self.metric: values},
+            limit=limit,
+        )
+
+    @staticmethod
+    def figure(measured: dict[str, Any], limit: Any) -> str:
+        found = resource_figure(measured)
+        if not found:
+            return ""
+        metric, values = found
+        top = max(values.values())
+        return f"{metric} {top} {'≤' if limit is None or top <= limit else '>'} {limit}"
+
+
+def resource_figure(measured: dict[str, Any]) -> tuple[str, dict[str, float]] | None:
+    """A resource item's metric and its value per config. A FAIL from configs the compiler refused
+    also lists those (`failed_configs`), and may carry the figure the compiler reported for them."""
+    for metric, values in measured.items():
+        if isinstance(values, dict) and values and all(isinstance(v, (int, float)) for v in values.values()):
+            return metric, values
+    return None
