@@ -106,7 +106,7 @@ def test_perf_reports_the_median_ratio_and_its_interval(kinds: CorpusRun) -> Non
     assert measured["rounds"] == 10 and len(measured["ratios"]) == 10
     assert measured["ratio_low"] <= measured["ratio"] <= measured["ratio_high"]
     assert measured["ratio_low"] >= 0.5  # PASS means the whole interval clears the floor
-    assert measured["timing"] == {"subject": "process CPU time", "baseline": "process CPU time"}
+    assert measured["timing"] == {"subject": "thread CPU time", "baseline": "thread CPU time"}
     slow = kinds.item("broken::perf-add_eight_times-vs-add_once[cpu:interpreter]")
     assert slow["measured"]["ratio_high"] < 0.9
 

@@ -29,7 +29,7 @@ def timed(ratios: list[float]) -> dict:
         "baseline_ms": [1.0] * len(ratios),
         "names": {"subject": "fast", "baseline": "eager"},
         "flops": {"subject": 2e9, "baseline": None},
-        "method": {"subject": "process CPU time", "baseline": "process CPU time"},
+        "method": {"subject": "thread CPU time", "baseline": "thread CPU time"},
     }
 
 

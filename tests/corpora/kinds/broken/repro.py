@@ -1,7 +1,5 @@
 """Negative controls: each expectation kind FAILS on a kernel or measurement that breaks it."""
 
-import time
-
 import torch
 import triton
 import triton.language as tl
@@ -73,19 +71,35 @@ add_eight_times = Benchmark(repeated_add(8))
 add_once = Benchmark(repeated_add(1))
 
 
-def spinning(fast: int, slow: int):
-    """A callable whose work changes eightfold every 100 ms of wall time, whatever it is asked to
-    do: noise made deterministic, so rounds of one job disagree."""
-
-    def setup(device):
-        def run():
-            for _ in range(slow if int(time.monotonic() * 10) % 2 else fast):
-                pass
-
-        return run
-
-    return setup
+BASELINE_CALLS = [0]  # shared by the two callables below, in the one child that times them
 
 
-jittery_sleep = Benchmark(spinning(20_000, 160_000))
-steady_sleep = Benchmark(spinning(40_000, 40_000))
+def spin(loops: int) -> None:
+    for _ in range(loops):
+        pass
+
+
+def steady(device):
+    def run():
+        BASELINE_CALLS[0] += 1
+        spin(40_000)
+
+    return run
+
+
+def evicted(device):
+    """Eight times slower on every other stretch of calls that follows the baseline: as if the
+    baseline evicted its cache. Noise made deterministic, whatever the machine's load, so the
+    alternating rounds of one job disagree."""
+    seen = {"baseline_calls": 0, "stretches": 0}
+
+    def run():
+        if BASELINE_CALLS[0] != seen["baseline_calls"]:
+            seen["baseline_calls"], seen["stretches"] = BASELINE_CALLS[0], seen["stretches"] + 1
+        spin(160_000 if seen["stretches"] % 2 else 20_000)
+
+    return run
+
+
+evicted_by_baseline = Benchmark(evicted)
+steady_loop = Benchmark(steady)
