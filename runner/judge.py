@@ -15,6 +15,7 @@ from kregress.jobs import JobOutcome
 
 if TYPE_CHECKING:
     from kregress.kinds.base import ExpectationBase
+    from kregress.manifest import KnownBad
     from kregress.matrix import Target
 
 MAX_LINES_SHOWN = 10
@@ -102,11 +103,32 @@ def last_line(text: str | None) -> str:
     return lines[-1] if lines else ""
 
 
-def judge(expectation: ExpectationBase, target: Target, outcome: JobOutcome) -> Verdict:
-    """How the child ended decides first (a crash, a timeout, a case that raised); then the
-    expectation's kind judges what was measured (kregress.kinds)."""
-    early = job_level(outcome, expectation.job_kind == "compile")
-    if early:
-        return early
-    assert outcome.folder is not None
-    return expectation.judge(target, outcome, outcome.folder)
+def judge(
+    expectation: ExpectationBase,
+    target: Target,
+    outcome: JobOutcome,
+    known_bad: KnownBad | None = None,
+    toolchain: str = "",
+) -> Verdict:
+    """The item's final outcome. How the child ended decides first (a crash, a timeout, a case that
+    raised); then the expectation's kind judges what was measured (kregress.kinds); then a
+    known_bad entry that covers this toolchain turns FAIL into XFAIL and PASS into XPASS."""
+    verdict = job_level(outcome, expectation.job_kind == "compile")
+    if verdict is None:
+        assert outcome.folder is not None
+        verdict = expectation.judge(target, outcome, outcome.folder)
+    return with_known_bad(verdict, known_bad, toolchain) if known_bad else verdict
+
+
+def with_known_bad(verdict: Verdict, known_bad: KnownBad, toolchain: str) -> Verdict:
+    if verdict.outcome == Outcome.FAIL:
+        reason = f": {known_bad.reason}" if known_bad.reason else ""
+        verdict.outcome = Outcome.XFAIL
+        verdict.message = f"known bad ({known_bad.link}{reason}) — {verdict.message}"
+    elif verdict.outcome == Outcome.PASS:
+        verdict.outcome = Outcome.XPASS
+        verdict.message = (
+            f"looks fixed on {toolchain}: update the manifest's known_bad entry and close the upstream "
+            f"issue {known_bad.link} — {verdict.message}"
+        )
+    return verdict

@@ -308,6 +308,7 @@ class CaseFile(pytest.File):
                     target=target,
                 )
                 if planned.skip:
+                    item.planned_skip = planned.skip
                     item.add_marker(pytest.mark.skip(reason=planned.skip))
                 items.append(item)
         self.config.stash[NOT_APPLICABLE].update(not_applicable)
@@ -357,8 +358,9 @@ class CaseItem(pytest.Item):
         self.target = target
         self.verdict: Verdict | None = None
         self.xpass_reason: str | None = None
+        self.planned_skip: str | None = None  # a SKIP decided at collection, before any job
+        self.outcome_record: dict[str, Any] | None = None  # the one record of this item's outcome
         self.add_marker(getattr(pytest.mark, expectation.kind))
-        self.user_properties.append(("kregress", json.dumps(self.record())))
 
     def record(self, **extra: Any) -> dict[str, Any]:
         upstream = self.case.manifest.upstream
@@ -395,6 +397,7 @@ class CaseItem(pytest.Item):
         interpreter = interpreter_for(self.config, self.target)
         if isinstance(interpreter, str):
             self.verdict = Verdict.skip(interpreter)
+            self.outcome_record = self.record(outcome="SKIP", message=interpreter)
             return
         interpreter = with_native_xpu(self.config, self.target, interpreter)
         memo = self.config.stash[JOBS]
@@ -413,42 +416,30 @@ class CaseItem(pytest.Item):
                     use_fork_server=not self.config.getoption("no_fork_server"),
                 )
         outcome = memo[job.key]
-        verdict = judge(self.expectation, self.target, outcome)
-        version = outcome.toolchain.get(self.case.manifest.framework)
+        framework = self.case.manifest.framework
+        version = outcome.toolchain.get(framework)
         known_bad = self.case.known_bad_for(self.expectation_name, self.target.name, version)
-        if known_bad and verdict.outcome == Outcome.FAIL:
-            verdict.outcome = Outcome.XFAIL
-            verdict.message = (
-                f"known bad ({known_bad.link}{': ' + known_bad.reason if known_bad.reason else ''})"
-                f" — {verdict.message}"
-            )
-        elif known_bad and verdict.outcome == Outcome.PASS:
-            verdict.outcome = Outcome.XPASS
-            verdict.message = (
-                f"looks fixed on {self.case.manifest.framework} {version}: update the manifest's known_bad "
-                f"entry and close the upstream issue {known_bad.link} — {verdict.message}"
-            )
+        verdict = judge(self.expectation, self.target, outcome, known_bad, f"{framework} {version}")
         self.verdict = verdict
-        self.user_properties.append(
-            (
-                "kregress",
-                json.dumps(
-                    self.record(
-                        outcome=verdict.outcome.value,
-                        failure_kind=verdict.failure_kind,
-                        message=verdict.message,
-                        measured=verdict.measured,
-                        limit=verdict.limit,
-                        toolchain=outcome.toolchain,
-                        toolchain_spec=interpreter.toolchain,
-                        job_seconds=round(outcome.seconds, 3),
-                        known_bad=known_bad.link if known_bad else None,
-                        device=self.config.stash[DEVICE] if self.target.kind == "device" else None,
-                    ),
-                    default=str,
+        # JSON-safe now: the same object reaches the JSON, the summary, the history and the page
+        self.outcome_record = json.loads(
+            json.dumps(
+                self.record(
+                    outcome=verdict.outcome.value,
+                    failure_kind=verdict.failure_kind,
+                    message=verdict.message,
+                    measured=verdict.measured,
+                    limit=verdict.limit,
+                    toolchain=outcome.toolchain,
+                    toolchain_spec=interpreter.toolchain,
+                    job_seconds=round(outcome.seconds, 3),
+                    known_bad=known_bad.link if known_bad else None,
+                    device=self.config.stash[DEVICE] if self.target.kind == "device" else None,
                 ),
+                default=str,
             )
         )
+        self.user_properties.append(("kregress", json.dumps(self.outcome_record)))  # for JUnit XML
         if verdict.outcome == Outcome.ERROR:
             raise ItemError(verdict)
 
@@ -481,14 +472,26 @@ class CaseItem(pytest.Item):
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     """UNSTABLE reaches pytest as a skip (it neither passes nor fails the run); show it as itself."""
-    if report.when == "call" and report.skipped and recorded_outcome(report) == "UNSTABLE":
+    record = getattr(report, RECORD, None) or {}
+    if report.when == "call" and report.skipped and record.get("outcome") == "UNSTABLE":
         return "unstable", "U", ("UNSTABLE", {"yellow": True})
     return None
 
 
-def recorded_outcome(report: pytest.TestReport) -> str | None:
-    records = [json.loads(v) for k, v in report.user_properties if k == "kregress"]
-    return records[-1].get("outcome") if records else None
+RECORD = "kregress_record"  # the report attribute that carries an item's outcome record
+
+
+def final_record(item: CaseItem, call: pytest.CallInfo[None]) -> dict[str, Any] | None:
+    """The item's outcome record once a phase has decided it: the judge's, a SKIP planned at
+    collection, or an ERROR for a harness that raised before judging."""
+    if item.outcome_record is not None:
+        return item.outcome_record
+    if call.when == "setup" and item.planned_skip is not None:
+        return item.record(outcome="SKIP", message=item.planned_skip)
+    if call.excinfo is not None and not isinstance(call.excinfo.value, pytest.skip.Exception):
+        error = call.excinfo.value
+        return item.record(outcome="ERROR", message=f"{type(error).__name__}: {error}")
+    return None
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -509,3 +512,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.longrepr = f"[XPASS(strict)] {item.xpass_reason}"
         else:
             report.wasxfail = item.xpass_reason
+    # The record rides on the report itself: xdist serializes a report's attributes, so the
+    # controller's collector reads the object the worker's judge made, never the report's text.
+    if isinstance(item, CaseItem) and call.when in ("setup", "call"):
+        record = final_record(item, call)
+        if record is not None:
+            setattr(report, RECORD, record)

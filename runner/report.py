@@ -1,7 +1,8 @@
 """Results of a corpus run: a JSON file for machines, a markdown summary for people and CI pages.
 
-Runs on the controller only; with xdist each worker ships its items' records through
-`user_properties`, which also puts them into JUnit XML.
+Runs on the controller only. Each item's outcome record, made by the judge, rides on its pytest
+report (`kregress_record`), which xdist serializes whole, so the controller reads the worker's
+object and never pytest's report text. The record is also a `user_properties` entry, for JUnit XML.
 """
 
 from __future__ import annotations
@@ -19,30 +20,6 @@ from typing import Any
 import pytest
 
 from kregress.results import SYMBOL, WORST_FIRST, worst_outcome
-
-
-def outcome_of(report: pytest.TestReport) -> str | None:
-    """Map a pytest report to a kregress outcome; None for phases that decide nothing."""
-    wasxfail = hasattr(report, "wasxfail")
-    if report.when == "setup":
-        if report.failed:
-            return "ERROR"
-        return "SKIP" if report.skipped else None
-    if report.when == "call":
-        if report.passed:
-            return "XPASS" if wasxfail else "PASS"
-        if report.skipped:
-            return "XFAIL" if wasxfail else "SKIP"
-        return "XPASS" if "[XPASS(strict)]" in str(report.longrepr) else "FAIL"
-    return "ERROR" if report.failed else None
-
-
-def reason_of(report: pytest.TestReport) -> str:
-    if report.skipped and isinstance(report.longrepr, tuple):
-        return str(report.longrepr[2]).removeprefix("Skipped: ")
-    if report.failed:  # e.g. the harness raised: its last line names the error
-        return next((line for line in reversed(report.longreprtext.splitlines()) if line.strip()), "")
-    return str(getattr(report, "wasxfail", "")) or ""
 
 
 class ResultsCollector:
@@ -71,19 +48,11 @@ class ResultsCollector:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.durations[report.nodeid] += report.duration  # setup measures, call judges: both count
-        props = [json.loads(v) for k, v in report.user_properties if k == "kregress"]
-        outcome = outcome_of(report)
-        if not props or outcome is None:
-            return
-        record = {"nodeid": report.nodeid, **props[-1]}
-        # UNSTABLE reaches pytest as a skip; the record says what it is
-        record["outcome"] = (
-            "UNSTABLE" if outcome == "SKIP" and record.get("outcome") == "UNSTABLE" else outcome
-        )
-        record.setdefault("message", reason_of(report))
-        if outcome == "SKIP" and not record.get("message"):
-            record["message"] = reason_of(report)
-        self.records[report.nodeid] = record  # its duration: all phases, summed in self.durations
+        from kregress.plugin import RECORD
+
+        record = getattr(report, RECORD, None)  # the judge's own record, carried on the report
+        if record is not None:
+            self.records[report.nodeid] = {"nodeid": report.nodeid, **record}  # durations: summed above
 
     def devices(self) -> list[dict[str, str]]:
         from kregress.plugin import run_devices
