@@ -13,10 +13,11 @@ from typing import Literal
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from pydantic import Field, field_validator, model_validator
 
+from kregress.frameworks import FRAMEWORKS
 from kregress.kinds import KINDS, Expectation
 from kregress.schema import SchemaError, Strict, parse, read_toml
 
-Framework = Literal["triton", "tilelang", "nvfuser"]
+Framework = Literal[tuple(FRAMEWORKS)]  # type: ignore[valid-type]  # declared in frameworks.py
 CASE_ID = re.compile(r"^[a-z0-9][a-z0-9_]*$")
 
 

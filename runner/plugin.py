@@ -29,6 +29,7 @@ from kregress.devices import (
     probe_count,
     visible,
 )
+from kregress.frameworks import FRAMEWORKS
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
 from kregress.judge import Outcome, Verdict, judge
 from kregress.kinds import KINDS, Expectation, Plan
@@ -328,13 +329,11 @@ def plan(case: Case, expectation: Expectation, target: Target) -> Plan:
         return own
     if not expectation.applies_to(target.name):
         return Plan(False, not_applicable="the case limits the expectation to other targets")
-    if framework == "tilelang" and target.kind == "interpreter":
-        return Plan(False, not_applicable="TileLang has no CPU interpreter")
-    if framework == "nvfuser" and target.kind != "device":
-        return Plan(False, not_applicable="nvFuser compiles only at run time on a CUDA device")
-    if framework == "tilelang" and target.kind == "compile" and target.backend != "cuda":
-        return Plan(True, f"the TileLang adapter builds CUDA targets only, not {target.name}")
-    return Plan(True)
+    declared = FRAMEWORKS[framework]
+    why_not = declared.not_applicable(target.kind)
+    if why_not:
+        return Plan(False, not_applicable=why_not)
+    return Plan(True, declared.cannot_build(target.kind, target.backend, target.name))
 
 
 class ItemError(Exception):

@@ -19,15 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from kregress.adapters import CompilerBroken, MeasurementError, Unsupported
+from kregress.frameworks import FRAMEWORKS
 
 
 class CaseError(Exception):
     """The case itself is broken (bad repro.py, missing attribute): an ERROR, not a compiler FAIL."""
-
-
-# The modules a case's framework brings: a repro that cannot import its own framework's module
-# cannot run here (SKIP); any other failure to import the repro is the case's (ERROR).
-FRAMEWORK_MODULES = {"triton": (), "tilelang": ("tilelang", "tvm"), "nvfuser": ("nvfuser",)}
 
 
 def load_repro(path: Path, framework: str = "") -> Any:
@@ -40,7 +36,8 @@ def load_repro(path: Path, framework: str = "") -> Any:
         spec.loader.exec_module(module)
     except ImportError as exc:
         missing = (exc.name or "").split(".", 1)[0]
-        if missing and missing in FRAMEWORK_MODULES.get(framework, ()):
+        declared = FRAMEWORKS.get(framework)
+        if missing and declared and missing in declared.modules:  # the framework is absent: SKIP
             raise Unsupported(f"{path.name} needs {missing}, which this environment lacks: {exc}") from None
         raise CaseError(where_in_repro(path, exc)) from None
     except Exception as exc:  # a syntax error, or the repro's own code raising at import
