@@ -35,7 +35,7 @@ from kregress.judge import Outcome, Verdict, judge
 from kregress.kinds import KINDS, Expectation, Plan
 from kregress.manifest import Case, load_case
 from kregress.matrix import BACKENDS, Matrix, SchemaError, Target, load_matrix
-from kregress.report import ResultsCollector
+from kregress.report import RECORD, ResultsCollector
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
 MATRIX = pytest.StashKey[Matrix]()
@@ -47,6 +47,7 @@ NATIVE_XPU = pytest.StashKey[dict[str, str]]()
 # case::expectation[target] -> why that pair is not collected; a worker sends its own to the controller.
 NOT_APPLICABLE = pytest.StashKey[dict[str, str]]()
 DEVICE = pytest.StashKey[dict[str, str]]()  # the GPU this process is pinned to, as nvidia-smi names it
+RUN_DEVICES = pytest.StashKey[list[dict[str, str]]]()  # every device the run may use
 WORKDIR = pytest.StashKey[Path]()
 
 
@@ -264,7 +265,14 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 
 def run_devices(config: pytest.Config) -> list[dict[str, str]]:
-    """The devices this run may use, as nvidia-smi names them (empty on cpu, or where it cannot)."""
+    """The devices this run may use, as nvidia-smi names them (empty on cpu, or where it cannot);
+    asked once, for the header and the results alike."""
+    if RUN_DEVICES not in config.stash:
+        config.stash[RUN_DEVICES] = describe_devices(config)
+    return config.stash[RUN_DEVICES]
+
+
+def describe_devices(config: pytest.Config) -> list[dict[str, str]]:
     backend = config.getoption("backend")
     variable = VISIBLE_DEVICES.get(backend)
     if not variable:
@@ -420,25 +428,24 @@ class CaseItem(pytest.Item):
         known_bad = self.case.known_bad_for(self.expectation_name, self.target.name, version)
         verdict = judge(self.expectation, self.target, outcome, known_bad, f"{framework} {version}")
         self.verdict = verdict
-        # JSON-safe now: the same object reaches the JSON, the summary, the history and the page
-        self.outcome_record = json.loads(
-            json.dumps(
-                self.record(
-                    outcome=verdict.outcome.value,
-                    failure_kind=verdict.failure_kind,
-                    message=verdict.message,
-                    measured=verdict.measured,
-                    limit=verdict.limit,
-                    toolchain=outcome.toolchain,
-                    toolchain_spec=interpreter.toolchain,
-                    job_seconds=round(outcome.seconds, 3),
-                    known_bad=known_bad.link if known_bad else None,
-                    device=self.config.stash[DEVICE] if self.target.kind == "device" else None,
-                ),
-                default=str,
-            )
+        text = json.dumps(
+            self.record(
+                outcome=verdict.outcome.value,
+                failure_kind=verdict.failure_kind,
+                message=verdict.message,
+                measured=verdict.measured,
+                limit=verdict.limit,
+                toolchain=outcome.toolchain,
+                toolchain_spec=interpreter.toolchain,
+                job_seconds=round(outcome.seconds, 3),
+                known_bad=known_bad.link if known_bad else None,
+                device=self.config.stash[DEVICE] if self.target.kind == "device" else None,
+            ),
+            default=str,
         )
-        self.user_properties.append(("kregress", json.dumps(self.outcome_record)))  # for JUnit XML
+        # JSON-safe now: the same object reaches the JSON, the summary, the history and the page
+        self.outcome_record = json.loads(text)
+        self.user_properties.append(("kregress", text))  # for JUnit XML
         if verdict.outcome == Outcome.ERROR:
             raise ItemError(verdict)
 
@@ -475,9 +482,6 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     if report.when == "call" and report.skipped and record.get("outcome") == "UNSTABLE":
         return "unstable", "U", ("UNSTABLE", {"yellow": True})
     return None
-
-
-RECORD = "kregress_record"  # the report attribute that carries an item's outcome record
 
 
 def final_record(item: CaseItem, call: pytest.CallInfo[None]) -> dict[str, Any] | None:

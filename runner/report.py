@@ -21,6 +21,8 @@ import pytest
 
 from kregress.results import SYMBOL, WORST_FIRST, worst_outcome
 
+RECORD = "kregress_record"  # the report attribute that carries an item's outcome record
+
 
 class ResultsCollector:
     def __init__(self, config: pytest.Config) -> None:
@@ -48,8 +50,6 @@ class ResultsCollector:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.durations[report.nodeid] += report.duration  # setup measures, call judges: both count
-        from kregress.plugin import RECORD
-
         record = getattr(report, RECORD, None)  # the judge's own record, carried on the report
         if record is not None:
             self.records[report.nodeid] = {"nodeid": report.nodeid, **record}  # durations: summed above

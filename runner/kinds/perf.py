@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -55,9 +56,7 @@ class Perf(ExpectationBase):
         """FAIL only when the whole interval of the median ratio lies below min_ratio, PASS when it lies
         at or above; straddling it, or wider than max_spread, is UNSTABLE: noise, not a verdict."""
         ratio = median_interval(perf["ratios"])
-        subject_ms, baseline_ms = (
-            median_interval(perf[f"{role}_ms"]).median for role in ("subject", "baseline")
-        )
+        subject_ms, baseline_ms = (statistics.median(perf[f"{role}_ms"]) for role in ("subject", "baseline"))
         flops = perf.get("flops") or {}
 
         def shown(role: str, ms: float) -> str:
