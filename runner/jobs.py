@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kregress.backends import BACKENDS
 from kregress.matrix import Target
 from kregress.paths import cache_root
 
@@ -43,8 +44,8 @@ class Interpreter:
 
 
 def device_name(target: Target) -> str:
-    """The torch device string a check runs on (ROCm builds of torch call their GPU `cuda`)."""
-    return {"cpu": "cpu", "cuda": "cuda", "hip": "cuda", "xpu": "xpu"}[target.backend]
+    """The torch device string a check runs on."""
+    return BACKENDS[target.backend].torch_device
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,7 @@ from pydantic import Field, model_validator
 from kregress.schema import SchemaError, Strict, parse, read_toml
 
 TargetKind = Literal["interpreter", "device", "compile"]
-Backend = Literal["cpu", "cuda", "hip", "xpu"]
-BACKENDS: tuple[Backend, ...] = ("cpu", "cuda", "hip", "xpu")
+Backend = Literal["cpu", "cuda", "hip", "xpu"]  # the names of kregress.backends.BACKENDS
 
 
 class Target(Strict):
@@ -108,6 +107,6 @@ def load_matrix(path: Path | None = None) -> Matrix:
 
 
 __all__ = [
-    "BACKENDS", "DEFAULT_MATRIX", "Matrix", "SchemaError", "Target",
+    "DEFAULT_MATRIX", "Matrix", "SchemaError", "Target",
     "load_matrix", "nightly_jobs", "runner_for",
 ]  # fmt: skip

@@ -20,11 +20,12 @@ from typing import Any
 import pytest
 
 from kregress import xpu_native
+from kregress.backends import BACKENDS
 from kregress.devices import (
-    VISIBLE_DEVICES,
     auto_workers,
     describe,
     device_lock,
+    device_variable,
     pinned_environment,
     probe_count,
     visible,
@@ -34,7 +35,7 @@ from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_f
 from kregress.judge import Outcome, Verdict, judge
 from kregress.kinds import KINDS, Expectation, Plan
 from kregress.manifest import Case, load_case
-from kregress.matrix import BACKENDS, Matrix, SchemaError, Target, load_matrix
+from kregress.matrix import Matrix, SchemaError, Target, load_matrix
 from kregress.report import RECORD, ResultsCollector
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
@@ -55,7 +56,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("kregress", "kregress: judge the GPU-compiler regression corpus")
     group.addoption(
         "--backend",
-        choices=BACKENDS,
+        choices=list(BACKENDS),
         default="cpu",
         help="hardware to judge on: cpu (Triton interpreter + every compile-only target this "
         "machine can build), or a real cuda / hip / xpu device. Default: cpu.",
@@ -181,10 +182,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # xdist's own word, not PYTEST_XDIST_WORKER: that variable leaks into any pytest started
     # inside a worker (a bisect step, a test of kregress), which would then pin itself.
     worker = config.workerinput["workerid"] if hasattr(config, "workerinput") else None
-    if backend in VISIBLE_DEVICES and worker:
+    if device_variable(backend) and worker:
         count = config.getoption("devices") or probe_count(backend)
         os.environ.update(pinned_environment(backend, worker, os.environ, count))
-    config.stash[DEVICE] = describe(backend, os.environ) if backend in VISIBLE_DEVICES else {}
+    config.stash[DEVICE] = describe(backend, os.environ) if device_variable(backend) else {}
     if not hasattr(config, "workerinput"):  # the controller (or a serial run) writes the reports
         config.pluginmanager.register(ResultsCollector(config), "kregress-results")
 
@@ -225,10 +226,11 @@ def interpreter_for(config: pytest.Config, target: Target) -> Interpreter | str:
     return known[target.toolchain]
 
 
-def with_native_xpu(config: pytest.Config, target: Target, interpreter: Interpreter) -> Interpreter:
-    """XPU compile targets also get Intel's native compiler (provisioned once per process; where it
-    cannot be, the children say why in the SKIPs of the native figures)."""
-    if target.backend != "xpu" or target.kind != "compile":
+def with_native_compiler(config: pytest.Config, target: Target, interpreter: Interpreter) -> Interpreter:
+    """Compile targets of a backend that declares a native compiler (XPU) also get Intel's
+    (provisioned once per process; where it cannot be, the children say why in the SKIPs of the
+    native figures)."""
+    if not BACKENDS[target.backend].native_compiler or target.kind != "compile":
         return interpreter
     if NATIVE_XPU not in config.stash:
         config.stash[NATIVE_XPU] = xpu_native.child_variables(log=progress)
@@ -274,7 +276,7 @@ def run_devices(config: pytest.Config) -> list[dict[str, str]]:
 
 def describe_devices(config: pytest.Config) -> list[dict[str, str]]:
     backend = config.getoption("backend")
-    variable = VISIBLE_DEVICES.get(backend)
+    variable = device_variable(backend)
     if not variable:
         return []
     count = config.getoption("devices") or probe_count(backend)
@@ -406,7 +408,7 @@ class CaseItem(pytest.Item):
             self.verdict = Verdict.skip(interpreter)
             self.outcome_record = self.record(outcome="SKIP", message=interpreter)
             return
-        interpreter = with_native_xpu(self.config, self.target, interpreter)
+        interpreter = with_native_compiler(self.config, self.target, interpreter)
         memo = self.config.stash[JOBS]
         if job.key not in memo:
             on_device = self.target.kind == "device"

@@ -64,25 +64,17 @@ def attribute(repro: Any, name: str, field: str) -> Any:
 
 
 def adapter_for(framework: str) -> Any:
-    if framework == "triton":
-        from kregress.adapters import triton_aot
-
-        return triton_aot
-    if framework == "tilelang":
-        from kregress.adapters import tilelang_aot
-
-        return tilelang_aot
-    raise Unsupported(
-        f"no ahead-of-time compile for {framework}: nvFuser compiles at run time on a device, and its "
-        "binary wheels come only from NVIDIA's own index, which this machine cannot reach"
-    )
+    declared = FRAMEWORKS[framework]
+    if declared.adapter is None:
+        raise Unsupported(f"no ahead-of-time compile for {framework}: {declared.no_adapter}")
+    return importlib.import_module(declared.adapter)
 
 
 def toolchain_versions(framework: str) -> dict[str, str]:
     """The versions that ran: the framework under test, and torch (the fork server preloads both
     torch and triton, so what is merely imported says nothing)."""
     versions = {"python": sys.version.split()[0]}
-    if framework in ("triton", "tilelang"):
+    if FRAMEWORKS[framework].adapter:
         with contextlib.suppress(Exception):  # reporting must never cost the job its result
             versions.update(adapter_for(framework).toolchain_versions())
     if "torch" in sys.modules:

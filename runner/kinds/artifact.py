@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import model_validator
 
+from kregress.frameworks import FRAMEWORKS
 from kregress.judge import Outcome, Verdict, compile_failures
 from kregress.kinds.base import CompiledExpectation, Plan
 from kregress.matrix import Target
@@ -43,9 +44,12 @@ class Artifact(CompiledExpectation):
         """Compile targets, and device targets where Triton's loaded binary can be read."""
         if target.kind == "interpreter":
             return Plan(False)
-        if target.kind == "device" and framework != "triton" and self.applies_to(target.name):
+        declared = FRAMEWORKS[framework]
+        if target.kind == "device" and not declared.loaded_binaries and self.applies_to(target.name):
             return Plan(
-                True, f"artifacts on device targets are read from loaded Triton binaries, not {framework}"
+                True,
+                f"artifacts on device targets are read from loaded binaries, which kregress "
+                f"cannot get from {declared.label}",
             )
         return None
 

@@ -8,8 +8,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from kregress.frameworks import FRAMEWORKS
 from kregress.judge import Outcome, Verdict, compile_failures
-from kregress.kinds.base import CompiledExpectation
+from kregress.kinds.base import CompiledExpectation, Plan
 from kregress.matrix import Target
 
 ResourceMetric = Literal[
@@ -27,6 +28,18 @@ class Resource(CompiledExpectation):
     @property
     def subject(self) -> str:
         return f"{self.metric}-{self.kernel}"
+
+    def plan(self, target: Target, framework: str) -> Plan | None:
+        """A figure the framework's adapter never reads on this backend SKIPs without a compile."""
+        declared = FRAMEWORKS[framework]
+        refused = declared.not_applicable(target.kind) or declared.cannot_build(
+            target.kind, target.backend, target.name
+        )
+        builds = target.kind == "compile" and not refused
+        if not builds or not self.applies_to(target.name):
+            return super().plan(target, framework)
+        why = declared.cannot_measure(self.metric, target.backend)
+        return Plan(True, why) if why else None
 
     def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
         limit = self.max if self.max is not None else target.limits.get(self.metric)
