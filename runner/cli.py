@@ -34,6 +34,7 @@ from kregress.results import (
     package_of,
     render_changes,
 )
+from kregress.scaffold import DRAFT, STARTERS, ScaffoldError, write_case
 from kregress.schema import SchemaError
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
@@ -46,7 +47,7 @@ def command_check(args: argparse.Namespace) -> int:
     if not manifests:
         print(f"{args.corpus}: no cases (no */case.toml)", file=sys.stderr)
         return 0
-    bad = 0
+    bad = drafts = 0
     for path in manifests:
         try:
             case = load_case(path, set(matrix.targets))
@@ -60,10 +61,37 @@ def command_check(args: argparse.Namespace) -> int:
             print(f"INVALID {path}:" + "".join(f"\n  - {problem}" for problem in problems))
             continue
         names = ", ".join(name for name, _ in case.expectations())
-        levels = "+".join(case.manifest.reproduce.levels) if case.manifest.reproduce else ""
+        reproduce = case.manifest.reproduce
+        levels = "+".join(reproduce.levels) if reproduce else ""
+        if reproduce and (reproduce.guard or "").startswith(DRAFT):
+            drafts += 1  # valid, so it runs while written, but it proves nothing yet
+            print(f"draft   {case.id} ({case.manifest.framework}): not shown to catch its bug yet: {names}")
+            continue
         print(f"ok      {case.id} ({case.manifest.framework}, {levels}): {names}")
-    print(f"{len(manifests) - bad} valid, {bad} invalid")
+    shown = f" ({drafts} drafts)" if drafts else ""
+    print(f"{len(manifests) - bad} valid{shown}, {bad} invalid")
     return 2 if bad else 0
+
+
+def command_new(args: argparse.Namespace) -> int:
+    """Write a case folder that already passes `kregress check` and runs."""
+    try:
+        folder = write_case(
+            args.corpus, args.name, args.framework, args.issue, args.title, args.target, args.bad, args.good
+        )
+    except ScaffoldError as exc:
+        print(f"kregress new: {exc}", file=sys.stderr)
+        return 64
+    target = args.target or STARTERS[args.framework].target
+    print(f"wrote {folder}/case.toml and {folder}/repro.py")
+    print("next:")
+    print(f"  1. write the smallest kernel that shows the bug in {folder}/repro.py, and say what must hold")
+    print(f"  2. pytest {folder} --target {target}")
+    if args.bad:
+        print(f"  3. kregress verify {args.name}: FAIL under the bad releases, PASS under the good ones")
+    else:
+        print(f"  3. name the releases in [reproduce] (bad, good), then kregress verify {args.name}")
+    return 0
 
 
 def command_targets(args: argparse.Namespace) -> int:
@@ -244,6 +272,31 @@ def parser() -> argparse.ArgumentParser:
     )
     check.add_argument("corpus", nargs="?", type=Path, default=Path("corpus"), help="default: corpus")
     check.set_defaults(run=command_check)
+    new = commands.add_parser(
+        "new",
+        help="start a case: a case folder that passes `kregress check` and runs",
+        description="Write corpus/NAME/case.toml (every required table, the upstream issue, a "
+        "[reproduce] table) and corpus/NAME/repro.py (a kernel, its float64 reference and a check) "
+        "for FRAMEWORK. Then make the kernel the bug's, and the expectations what the bug breaks. "
+        "Expectation kinds: compiles, resource, ir, numerics, perf, artifact (README: Adding a case). "
+        "Without --bad the case is a draft: valid, listed by `kregress check` as not shown yet. "
+        "Exit 0 written, 64 usage (bad name, issue URL or framework; the folder exists).",
+    )
+    new.add_argument("name", help="the case id and folder name: lower case, digits, underscores")
+    new.add_argument("--framework", required=True, choices=sorted(STARTERS), help="the compiler of the bug")
+    new.add_argument("--issue", required=True, help="the upstream issue or pull request URL")
+    new.add_argument("--title", help="one line saying what breaks (default: a placeholder)")
+    new.add_argument(
+        "--target", help="where the bug shows (default: cpu:interpreter; cuda:sm_90 for tilelang)"
+    )
+    new.add_argument(
+        "--bad", action="append", metavar="SPEC", help="a release with the bug, e.g. triton==3.2.0"
+    )
+    new.add_argument(
+        "--good", action="append", metavar="SPEC", help="a release without it, e.g. triton==3.3.0"
+    )
+    new.add_argument("--corpus", type=Path, default=Path("corpus"), help="default: corpus")
+    new.set_defaults(run=command_new)
     targets = commands.add_parser("targets", help="list the matrix's targets, limits and backends")
     targets.set_defaults(run=command_targets)
     jobs = commands.add_parser(
