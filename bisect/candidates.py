@@ -85,6 +85,11 @@ def release_candidates(good: str, bad: str, *, pre: bool = False, index: str = P
     low, high = parse_version_ref(good), parse_version_ref(bad)
     if low is None or high is None or low.package != high.package:
         raise CandidateError(f"--good {good!r} and --bad {bad!r} must name releases of one package")
+    if low.version == high.version:
+        raise CandidateError(
+            f"--good and --bad both name {low.package}=={low.version}: there is no change to find "
+            "between one release and itself (kregress verify judges a single release)"
+        )
     with urllib.request.urlopen(f"{index}/{low.package}/json", timeout=60) as response:
         releases = json.load(response)["releases"]
     versions = sorted(

@@ -131,3 +131,5 @@ def test_usage_errors_exit_64(tmp_path: Path) -> None:
     done = bisect(tmp_path, "--good", "triton==3.2.0", "--bad", "tilelang==0.1.0")
     assert done.returncode == 64 and "one package" in done.stderr
     assert bisect(tmp_path, "--good", "2026-01-01", "--bad", "2026-02-01").returncode == 64
+    same = bisect(tmp_path, "--good", "triton-xpu==3.3.0b1", "--bad", "triton-xpu==3.3.0b1")
+    assert same.returncode == 64 and "both name triton-xpu==3.3.0b1" in same.stderr, same.stderr
