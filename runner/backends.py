@@ -44,11 +44,4 @@ BACKENDS: dict[str, Backend] = {
 }
 
 
-def backend_named(name: str) -> Backend:
-    try:
-        return BACKENDS[name]
-    except KeyError:
-        raise ValueError(f"unknown backend {name!r}; known: {', '.join(BACKENDS)}") from None
-
-
-__all__ = ["BACKENDS", "Backend", "backend_named"]
+__all__ = ["BACKENDS", "Backend"]
