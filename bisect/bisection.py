@@ -69,10 +69,8 @@ class Bisection:
         return self.builder.built(candidate.commit) if self.builder and candidate.commit else None
 
     def cheap(self, candidate: Candidate) -> bool:
-        if candidate.toolchain:
-            return environment_ready(candidate.toolchain)
-        built = self.builder.built(candidate.commit) if self.builder and candidate.commit else None
-        return bool(built) and environment_ready(built)
+        spec = self.known_toolchain(candidate)
+        return bool(spec) and environment_ready(spec)
 
     def judge(self, candidate: Candidate) -> Point:
         try:

@@ -23,17 +23,12 @@ class Starter:
     """What a framework's starting case judges, and where its bug is shown by default."""
 
     target: str  # reproduce.targets when --target is not given
-    expectations: str  # [[expect]] tables
+    kernel: str  # the repro's kernel, which the manifest's "compiles" expectation names
+    expectations: str  # the [[expect]] tables after that one
     repro: str  # repro.py
 
 
 TRITON_EXPECT = """\
-# What must hold. Replace these with what the bug breaks: `kregress new --help` lists the kinds.
-[[expect]]
-name = "compiles"
-kind = "compiles"
-kernel = "scaled_add"
-
 [[expect]]
 name = "numerics"
 kind = "numerics"
@@ -93,12 +88,6 @@ def check_scaled_add(device: str):
 '''
 
 TILELANG_EXPECT = """\
-# What must hold. Replace these with what the bug breaks: `kregress new --help` lists the kinds.
-[[expect]]
-name = "compiles"
-kind = "compiles"
-kernel = "scaled_copy"
-
 [[expect]]
 name = "vector-copies"
 kind = "ir"
@@ -144,8 +133,8 @@ scaled_copy = TileLangKernel(build)
 '''
 
 STARTERS = {
-    "triton": Starter("cpu:interpreter", TRITON_EXPECT, TRITON_REPRO),
-    "tilelang": Starter("cuda:sm_90", TILELANG_EXPECT, TILELANG_REPRO),
+    "triton": Starter("cpu:interpreter", "scaled_add", TRITON_EXPECT, TRITON_REPRO),
+    "tilelang": Starter("cuda:sm_90", "scaled_copy", TILELANG_EXPECT, TILELANG_REPRO),
 }
 
 MANIFEST = """\
@@ -155,6 +144,12 @@ framework = "$framework"
 [upstream]
 repo = "$repo"
 issue = "$issue"
+
+# What must hold. Replace these with what the bug breaks: `kregress new --help` lists the kinds.
+[[expect]]
+name = "compiles"
+kind = "compiles"
+kernel = "$kernel"
 
 $expectations
 # The bug, where it is known (uncomment once `kregress bisect` has found the range):
@@ -229,6 +224,7 @@ def write_case(
         "repo": repo,
         "issue": issue,
         "target": target or starter.target,
+        "kernel": starter.kernel,
         "expectations": starter.expectations,
         "levels": levels,
     }
