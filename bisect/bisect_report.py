@@ -1,5 +1,6 @@
 """The bisect report: markdown for a GitHub comment or a file, and the table printed as it ends.
-Pure: it renders what the bisection learned and builds nothing."""
+Pure: it renders what the bisection learned (one level, or releases then commits) and builds
+nothing."""
 
 from __future__ import annotations
 
@@ -7,9 +8,8 @@ import shlex
 
 from rich.table import Table
 
-from kregress.bisect.bisection import MAX_EXCERPT, Bisection, Point
-from kregress.bisect.candidates import Candidate
-from kregress.bisect.search import PointVerdict, SearchResult
+from kregress.bisect.bisection import MAX_EXCERPT, Level, Point
+from kregress.bisect.search import PointVerdict
 from kregress.markdown import fenced
 
 
@@ -25,29 +25,23 @@ def changed_values(good: Point, bad: Point) -> list[str]:
     return lines
 
 
-def markdown(
-    case: str,
-    expectation: str | None,
-    target: str | None,
-    regress: str,
-    candidates: list[Candidate],
-    result: SearchResult,
-    bisection: Bisection,
-) -> str:
-    culprit = candidates[result.first_bad]
-    good = candidates[result.last_good]
-    lines = [f"### kregress bisect: `{case}`" + (f" / `{expectation}`" if expectation else "")
-             + (f" on `{target}`" if target else "")]  # fmt: skip
+def headline(level: Level, expectation: str | None, regress: str) -> str:
+    """One sentence: the culprit of this level, or why there is none."""
+    result, candidates = level.result, level.candidates
+    if result is None:
+        return "not searched: " + "; ".join(level.problems)
+    culprit, good = candidates[result.first_bad], candidates[result.last_good]
+    if level.problems:
+        return "no single culprit: " + "; ".join(level.problems)
     if result.exact:
         pr = f" (PR #{culprit.pr})" if culprit.pr else ""
         if regress == "pass":
             scope = "the whole case holds" if not expectation else f"{expectation} passes"
-            lines.append(f"\nFirst fixed ({scope}): **{culprit.label}**{pr}; last broken: {good.label}.")
-        else:
-            lines.append(f"\nFirst bad ({regress}): **{culprit.label}**{pr}; last good: {good.label}.")
-    elif result.contradictions:
-        lines.append(
-            f"\nNo single culprit: history is not monotone. The search ended at {good.label} → "
+            return f"First fixed ({scope}): **{culprit.label}**{pr}; last broken: {good.label}."
+        return f"First bad ({regress}): **{culprit.label}**{pr}; last good: {good.label}."
+    if result.contradictions:
+        return (
+            f"No single culprit: history is not monotone. The search ended at {good.label} → "
             f"{culprit.label}, but "
             + ", ".join(
                 f"{candidates[i].label} was {result.tested.get(i, PointVerdict.BAD).value}"
@@ -55,19 +49,30 @@ def markdown(
             )
             + " on the other side of that boundary."
         )
-    else:
-        lines.append(
-            "\nNo single culprit: unbuildable or unjudgeable points leave a range. The first bad is one of: "
-            + ", ".join(candidates[i].label for i in result.ambiguous)
-        )
-    lines += ["", "| candidate | verdict | outcome |", "|---|---|---|"]
-    for candidate in candidates:
-        point = bisection.points.get(candidate.key)
-        if point is None:
-            continue
-        outcome = point.describe().replace("|", "/")[:300]
-        lines.append(f"| {candidate.label} | {point.verdict.value}{point.shown_votes()} | {outcome} |")
-    good_point, bad_point = bisection.points.get(good.key), bisection.points.get(culprit.key)
+    return "No single culprit: unbuildable or unjudgeable points leave a range. The first bad is one of: " + (
+        ", ".join(candidates[i].label for i in result.ambiguous)
+    )
+
+
+def points_rows(level: Level) -> list[str]:
+    lines = ["| candidate | verdict | outcome |", "|---|---|---|"]
+    for candidate in level.candidates:
+        point = level.bisection.points.get(candidate.key)
+        if point is not None:
+            outcome = point.describe().replace("|", "/")[:300]
+            lines.append(f"| {candidate.label} | {point.verdict.value}{point.shown_votes()} | {outcome} |")
+    return lines
+
+
+def culprit_details(level: Level) -> list[str]:
+    """What changed at the culprit, what it printed, and how to reproduce it there."""
+    if level.result is None:
+        return []
+    culprit = level.candidates[level.result.first_bad]
+    good = level.candidates[level.result.last_good]
+    lines: list[str] = []
+    points = level.bisection.points
+    good_point, bad_point = points.get(good.key), points.get(culprit.key)
     if good_point and bad_point:
         changes = changed_values(good_point, bad_point)
         if changes:
@@ -75,23 +80,49 @@ def markdown(
         if bad_point.observation:
             excerpt = "\n".join(m for m in bad_point.observation.messages.values() if m)[:MAX_EXCERPT]
             lines += ["", f"Outcome at {culprit.label}:", fenced(excerpt)]
-    spec = bisection.known_toolchain(culprit)
+    spec = level.bisection.known_toolchain(culprit)
     if spec:
-        command = shlex.join(bisection.run.command(spec)[1:]).replace("-m pytest", "pytest", 1)
+        command = shlex.join(level.bisection.run.command(spec)[1:]).replace("-m pytest", "pytest", 1)
         lines += ["", "Reproduce:", fenced(command)]
-    lines.append(
-        f"\n{result.calls} points judged in {result.rounds} rounds, after both ends, "
-        f"over {len(candidates)} candidates."
+    return lines
+
+
+def markdown(
+    case: str, expectation: str | None, target: str | None, regress: str, levels: list[Level]
+) -> str:
+    """One report for every level searched: the headlines first, then each level's points, then
+    the details at the last level's culprit (the commit when there is one)."""
+    lines = [f"### kregress bisect: `{case}`" + (f" / `{expectation}`" if expectation else "")
+             + (f" on `{target}`" if target else "")]  # fmt: skip
+    if len(levels) == 1:
+        lines.append("\n" + headline(levels[0], expectation, regress))
+    else:
+        lines.append("")
+        lines += [f"- {level.name}: {headline(level, expectation, regress)}" for level in levels]
+    for level in levels:
+        if level.result is None:
+            continue
+        if len(levels) > 1:
+            lines += ["", f"#### {level.name}"]
+        lines += ["", *points_rows(level)]
+    searched = [level for level in levels if level.result is not None]
+    lines += culprit_details(searched[-1]) if searched else []
+    counts = ", ".join(
+        f"{level.result.calls} points judged in {level.result.rounds} rounds over {len(level.candidates)} "
+        f"{level.name.split()[0].lower()}"
+        for level in searched
+        if level.result is not None
     )
+    lines.append(f"\n{counts}, after both ends.")
     return "\n".join(lines)
 
 
-def points_table(candidates: list[Candidate], bisection: Bisection) -> Table:
-    table = Table(title="tested points")
+def points_table(level: Level) -> Table:
+    table = Table(title=f"tested points: {level.name}")
     for column in ("candidate", "verdict", "outcome"):
         table.add_column(column)
-    for candidate in candidates:
-        point = bisection.points.get(candidate.key)
+    for candidate in level.candidates:
+        point = level.bisection.points.get(candidate.key)
         if point:
             table.add_row(candidate.label, point.verdict.value + point.shown_votes(), point.describe()[:120])
     return table

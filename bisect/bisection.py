@@ -1,9 +1,12 @@
 """A bisection under way: judge candidates (memoized, rerun for a majority, commits built on
-demand), verify both ends, then search between them. No argument parsing and no rendering here."""
+demand, the next points' environments built ahead), verify both ends, then search between them.
+No argument parsing and no rendering here."""
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+import contextlib
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from rich.console import Console
@@ -11,7 +14,7 @@ from rich.console import Console
 from kregress.bisect.candidates import BuildFailed, Candidate, CommitBuilder, environment_ready
 from kregress.bisect.judging import CaseRun, Memo, Observation, majority, observation_verdict
 from kregress.bisect.search import PointVerdict, SearchResult, search
-from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
+from kregress.toolchains import Environment, EnvironmentCache, Toolchain, ToolchainError
 
 MAX_EXCERPT = 1500
 
@@ -25,6 +28,7 @@ class Point:
     votes: list[PointVerdict] = field(default_factory=list)
     observations: list[Observation] = field(default_factory=list)
     note: str = ""  # e.g. why it could not be built
+    borrowed_from: str = ""  # not judged here: the verdict of this release, whose tag this commit is
 
     @property
     def observation(self) -> Observation | None:
@@ -33,10 +37,35 @@ class Point:
     def describe(self) -> str:
         if self.note:
             return self.note.splitlines()[0]
-        return self.observation.summary() if self.observation else ""
+        shown = self.observation.summary() if self.observation else ""
+        return f"{shown} (as {self.borrowed_from})" if self.borrowed_from else shown
 
     def shown_votes(self) -> str:
         return f" ({'/'.join(v.value for v in self.votes)})" if len(self.votes) > 1 else ""
+
+
+@dataclass
+class Level:
+    """One level of a bisection: the releases, or the commits between the last good and the first
+    bad release's tags. `problems` say why it names no single culprit although the search ran."""
+
+    name: str  # what the candidates are, for the report: "Releases", "Commits between v3.1.0 and v3.2.0"
+    candidates: list[Candidate]
+    bisection: Bisection
+    result: SearchResult | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def exact(self) -> bool:
+        return self.result is not None and self.result.exact and not self.problems
+
+    @property
+    def culprit(self) -> Candidate | None:
+        return self.candidates[self.result.first_bad] if self.exact and self.result else None
+
+    @property
+    def last_good(self) -> Candidate | None:
+        return self.candidates[self.result.last_good] if self.exact and self.result else None
 
 
 class Bisection:
@@ -72,10 +101,27 @@ class Bisection:
         spec = self.known_toolchain(candidate)
         return bool(spec) and environment_ready(spec)
 
+    def environment(
+        self, candidate: Candidate, cancel: threading.Event | None = None
+    ) -> tuple[str, Environment]:
+        """The candidate's toolchain spec and environment, built if need be (BuildFailed or
+        ToolchainError when it cannot be; BuildCancelled when `cancel` is set first)."""
+        if candidate.toolchain:
+            spec = candidate.toolchain
+        else:
+            assert self.builder is not None and candidate.commit is not None
+            spec = self.builder.build(candidate.commit, cancel)
+        return spec, EnvironmentCache().get(Toolchain.parse(spec), cancel=cancel)
+
+    def borrow(self, candidate: Candidate, point: Point) -> None:
+        """Take a verdict already known for the same code (a release, for its tag's commit)."""
+        self.points[candidate.key] = Point(
+            candidate, point.verdict, point.votes, point.observations, borrowed_from=point.candidate.label
+        )
+
     def judge(self, candidate: Candidate) -> Point:
         try:
-            spec = self.toolchain(candidate)
-            environment = EnvironmentCache().get(Toolchain.parse(spec))  # built here: a failure is a skip
+            spec, environment = self.environment(candidate)  # built here: a failure is a skip
         except (BuildFailed, ToolchainError) as exc:
             note = f"cannot be built: {str(exc).strip()[-MAX_EXCERPT:]}"
             point = Point(candidate, PointVerdict.SKIP, note=note)
@@ -94,6 +140,49 @@ class Bisection:
             f"  {point.candidate.label}: [{colour}]{point.verdict.value}[/]{point.shown_votes()}  "
             f"{point.describe()[:200]}"
         )
+
+
+class Speculator:
+    """Builds the environments of the points the search may judge next while one is judged
+    (mozregression fetches both possible next builds): `width` builds at most at a time, and a
+    build whose point can no longer come next is cancelled."""
+
+    def __init__(self, bisection: Bisection, width: int = 2) -> None:
+        self.bisection = bisection
+        self.pool = ThreadPoolExecutor(max_workers=width, thread_name_prefix="kregress-ahead")
+        self.running: dict[str, tuple[Future[None], threading.Event]] = {}
+        self.started = self.cancelled = 0
+
+    def prepare(self, now: list[Candidate], upcoming: list[Candidate]) -> None:
+        wanted = {c.key for c in [*now, *upcoming]}
+        for key, (future, cancel) in list(self.running.items()):
+            if future.done():
+                del self.running[key]
+            elif key not in wanted:
+                cancel.set()
+                future.cancel()
+                self.cancelled += 1
+                del self.running[key]
+        for candidate in upcoming:
+            if candidate.key in self.running or self.bisection.cheap(candidate):
+                continue
+            builder = self.bisection.builder
+            if builder and candidate.commit and builder.failed(candidate.commit):
+                continue
+            cancel = threading.Event()
+            self.running[candidate.key] = (self.pool.submit(self.build, candidate, cancel), cancel)
+            self.started += 1
+
+    def build(self, candidate: Candidate, cancel: threading.Event) -> None:
+        self.bisection.console.print(f"  [dim]building {candidate.label} ahead[/]")
+        # Cancelled, or it cannot be built: the point is judged later as a skip, with the reason.
+        with contextlib.suppress(BuildFailed, ToolchainError):
+            self.bisection.environment(candidate, cancel)
+
+    def close(self) -> None:
+        for _, cancel in self.running.values():
+            cancel.set()
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def judge_round(
@@ -132,10 +221,41 @@ def verify_ends(bisection: Bisection, candidates: list[Candidate]) -> list[str]:
     return end_problems(bisection.regress, candidates, ends[0], ends[len(candidates) - 1])
 
 
-def search_between(bisection: Bisection, candidates: list[Candidate], jobs: int) -> SearchResult:
+def search_between(
+    bisection: Bisection, candidates: list[Candidate], jobs: int, ahead: Speculator | None = None
+) -> SearchResult:
+    def prepare(now: list[int], upcoming: list[int]) -> None:
+        if ahead is not None:
+            ahead.prepare([candidates[i] for i in now], [candidates[i] for i in upcoming])
+
     return search(
         len(candidates),
         lambda points: judge_round(bisection, candidates, points),
         jobs=jobs,
         cheap=None if jobs > 1 else (lambda i: bisection.cheap(candidates[i])),
+        prepare=prepare,
     )
+
+
+def confirm_borrowed_ends(
+    bisection: Bisection, candidates: list[Candidate], result: SearchResult
+) -> list[str]:
+    """When the boundary falls at an end whose verdict was borrowed from its release, judge that
+    commit built from source: a release wheel and a build of its tag may disagree, and the search
+    must then not name the commit next to it."""
+    problems = []
+    for index, expected in ((result.first_bad, PointVerdict.BAD), (result.last_good, PointVerdict.GOOD)):
+        if index not in (0, len(candidates) - 1):
+            continue
+        candidate = candidates[index]
+        borrowed = bisection.points.get(candidate.key)
+        if borrowed is None or not borrowed.borrowed_from:
+            continue
+        bisection.console.print(f"confirming {candidate.label} from source: its release decided the boundary")
+        point = bisection.judge(candidate)
+        if point.verdict != expected:
+            problems.append(
+                f"built from source, {candidate.label} is {point.verdict.value}, while its release "
+                f"{borrowed.borrowed_from} is {expected.value}: the release and a build of its tag disagree"
+            )
+    return problems

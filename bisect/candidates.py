@@ -1,5 +1,6 @@
 """What a bisection walks over: compiler releases from the package index, or the commits of a
-local clone between a good and a bad ref, each turned into a toolchain spec the runner can install."""
+local clone between a good and a bad ref (or between two releases' tags), each turned into a
+toolchain spec the runner can install."""
 
 from __future__ import annotations
 
@@ -10,17 +11,42 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+import threading
+import urllib.error
 import urllib.request
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
 from packaging.version import InvalidVersion, Version
 
 from kregress.paths import cache_root
-from kregress.toolchains import META, EnvironmentCache, Toolchain, ToolchainError
+from kregress.toolchains import (
+    META,
+    BuildCancelled,
+    EnvironmentCache,
+    Toolchain,
+    ToolchainError,
+    package_index,
+    run_cancellable,
+)
 
-PYPI_JSON = "https://pypi.org/pypi"
+PYPI = "https://pypi.org/simple"
+SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"  # PEP 691; HTML (PEP 503) is read too
+BUILD_TIMEOUT = 4 * 3600
+DEFAULT_TAG_PATTERN = "v{version}"
+
+if TYPE_CHECKING:
+    import git  # imported where used: gitpython is slow to import and only git refs need it
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 PR_NUMBER = (re.compile(r"\(#(\d+)\)\s*$"), re.compile(r"^Merge pull request #(\d+)"))
 
@@ -79,7 +105,9 @@ def parse_version_ref(ref: str) -> VersionRef | None:
         raise CandidateError(f"{ref!r} is not a release like triton==3.2.0") from None
 
 
-def release_candidates(good: str, bad: str, *, pre: bool = False, index: str = PYPI_JSON) -> list[Candidate]:
+def release_candidates(
+    good: str, bad: str, *, pre: bool = False, index: str | None = None
+) -> list[Candidate]:
     """Released versions from `good` to `bad` inclusive, in version order (newest last when the
     search looks for a regression, oldest last when it looks for a fix)."""
     low, high = parse_version_ref(good), parse_version_ref(bad)
@@ -90,13 +118,8 @@ def release_candidates(good: str, bad: str, *, pre: bool = False, index: str = P
             f"--good and --bad both name {low.package}=={low.version}: there is no change to find "
             "between one release and itself (kregress verify judges a single release)"
         )
-    with urllib.request.urlopen(f"{index}/{low.package}/json", timeout=60) as response:
-        releases = json.load(response)["releases"]
-    versions = sorted(
-        Version(text)
-        for text, files in releases.items()
-        if files and not all(f.get("yanked") for f in files) and valid_version(text)
-    )
+    index = index or package_index() or PYPI
+    versions = released_versions(low.package, index)
     ordered = (low.version, high.version)
     first, last = min(ordered), max(ordered)
     inside = [
@@ -104,18 +127,64 @@ def release_candidates(good: str, bad: str, *, pre: bool = False, index: str = P
     ]  # fmt: skip
     for end in ordered:
         if end not in inside:
-            raise CandidateError(f"{low.package}=={end} is not a release on {index}/{low.package}")
+            raise CandidateError(f"{low.package}=={end} is not a release on {index}")
     if low.version > high.version:  # looking for the fix: walk backwards from good to bad
         inside.reverse()
     return [Candidate(f"{low.package}=={v}", toolchain=f"{low.package}=={v}") for v in inside]
 
 
-def valid_version(text: str) -> bool:
+class LinkList(HTMLParser):
+    """The files of a PEP 503 project page: (file name, yanked)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.files: list[tuple[str, bool]] = []
+        self.inside: bool | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.inside = "data-yanked" in dict(attrs)
+            self.files.append(("", self.inside))
+
+    def handle_data(self, data: str) -> None:
+        if self.inside is not None:
+            name, yanked = self.files[-1]
+            self.files[-1] = (name + data.strip(), yanked)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "a":
+            self.inside = None
+
+
+def released_versions(package: str, index: str) -> list[Version]:
+    """Every version of `package` on a simple index (PyPI's, or any PEP 503/691 one) that has a
+    file not yanked, sorted."""
+    url = f"{index.rstrip('/')}/{canonicalize_name(package)}/"
+    request = urllib.request.Request(url, headers={"Accept": f"{SIMPLE_JSON}, text/html;q=0.1"})
     try:
-        Version(text)
-    except InvalidVersion:
-        return False
-    return True
+        with urllib.request.urlopen(request, timeout=60) as response:
+            kind, body = response.headers.get_content_type(), response.read().decode()
+    except urllib.error.HTTPError as exc:
+        if exc.code == 404:
+            raise CandidateError(f"{package} is not on the index {index} ({url}: 404)") from None
+        raise
+    if kind == SIMPLE_JSON:
+        files = [(f["filename"], bool(f.get("yanked"))) for f in json.loads(body)["files"]]
+    else:
+        links = LinkList()
+        links.feed(body)
+        files = links.files
+    versions = {version_of(name) for name, yanked in files if not yanked}
+    return sorted(v for v in versions if v is not None)
+
+
+def version_of(filename: str) -> Version | None:
+    try:
+        if filename.endswith(".whl"):
+            return parse_wheel_filename(filename)[1]
+        return parse_sdist_filename(filename)[1]
+    except (InvalidWheelFilename, InvalidSdistFilename, InvalidVersion):
+        return None
 
 
 def commit_candidates(repo: Path, good: str, bad: str, *, first_parent: bool = True) -> list[Candidate]:
@@ -129,12 +198,65 @@ def commit_candidates(repo: Path, good: str, bad: str, *, first_parent: bool = T
         raise CandidateError(f"{repo}: cannot resolve {good!r} and {bad!r}: {exc}") from None
     if not clone.is_ancestor(good_commit, bad_commit):
         raise CandidateError(f"{good} ({good_commit.hexsha[:10]}) is not an ancestor of {bad}")
+    return commits_between(clone, good_commit.hexsha, bad_commit.hexsha, first_parent)
+
+
+def commits_between(clone: git.Repo, good: str, bad: str, first_parent: bool) -> list[Candidate]:
     options = ["--first-parent"] if first_parent else []
-    shas = clone.git.rev_list(*options, "--reverse", f"{good_commit.hexsha}..{bad_commit.hexsha}").split()
-    commits = [good_commit, *(clone.commit(sha) for sha in shas)]
+    shas = clone.git.rev_list(*options, "--reverse", f"{good}..{bad}").split()
+    commits = [clone.commit(good), *(clone.commit(sha) for sha in shas)]
     return [
         Candidate(f"{c.hexsha[:10]} {c.summary}", commit=c.hexsha, subject=str(c.summary)) for c in commits
     ]
+
+
+@dataclass(frozen=True)
+class TagRange:
+    """The commits between two releases' tags. When the good tag is not an ancestor of the bad one
+    (tags on release branches), the range starts at their merge base, whose verdict is not known."""
+
+    candidates: list[Candidate]
+    good_tag: str
+    bad_tag: str
+    starts_at_good_tag: bool
+
+
+def release_tag(repo: Path, pattern: str, release: str) -> str:
+    """The tag of `release` (triton==3.2.0) under `pattern` (v{version}), or a CandidateError
+    naming the pattern when the clone has no such tag."""
+    import git
+
+    if "{version}" not in pattern:
+        raise CandidateError(f"--tag-pattern {pattern!r} must contain {{version}}, e.g. v{{version}}")
+    ref = parse_version_ref(release)
+    if ref is None:
+        raise CandidateError(f"{release!r} is not a release like triton==3.2.0")
+    tag = pattern.format(version=ref.version)
+    try:
+        git.Repo(repo).commit(f"refs/tags/{tag}")
+    except (git.exc.GitError, ValueError, git.exc.BadName):
+        raise CandidateError(
+            f"{repo} has no tag {tag!r} for {release} (tag pattern {pattern!r}): give the pattern of "
+            "this repository's release tags with --tag-pattern, or fetch its tags (git fetch --tags)"
+        ) from None
+    return tag
+
+
+def tag_range(repo: Path, pattern: str, good: str, bad: str, *, first_parent: bool = True) -> TagRange:
+    """The commits from the last good release's tag to the first bad one's, inclusive."""
+    import git
+
+    good_tag, bad_tag = release_tag(repo, pattern, good), release_tag(repo, pattern, bad)
+    clone = git.Repo(repo)
+    low, high = clone.commit(f"refs/tags/{good_tag}"), clone.commit(f"refs/tags/{bad_tag}")
+    if clone.is_ancestor(low, high):
+        commits = commits_between(clone, low.hexsha, high.hexsha, first_parent)
+        return TagRange(commits, good_tag, bad_tag, starts_at_good_tag=True)
+    bases = clone.merge_base(low, high)
+    if not bases:
+        raise CandidateError(f"{good_tag} and {bad_tag} share no history in {repo}")
+    commits = commits_between(clone, bases[0].hexsha, high.hexsha, first_parent)
+    return TagRange(commits, good_tag, bad_tag, starts_at_good_tag=False)
 
 
 class CommitBuilder:
@@ -154,7 +276,12 @@ class CommitBuilder:
         marker = self.folder(sha) / "toolchain"
         return marker.read_text() if marker.exists() else None
 
-    def build(self, sha: str) -> str:
+    def failed(self, sha: str) -> bool:
+        return (self.folder(sha) / "FAILED").exists()
+
+    def build(self, sha: str, cancel: threading.Event | None = None) -> str:
+        """The commit's toolchain spec, built now if need be; `cancel` stops a build started ahead
+        of need, leaving nothing behind (not even a failure)."""
         import git
 
         done = self.built(sha)
@@ -177,11 +304,19 @@ class CommitBuilder:
             spec = str(src)
         else:
             command = self.build_cmd.format(src=src, out=out)
-            run = subprocess.run(command, shell=True, cwd=src, capture_output=True, text=True, check=False)
+            try:
+                status, output = run_cancellable(
+                    command, timeout=BUILD_TIMEOUT, cancel=cancel, shell=True, cwd=src
+                )
+            except BuildCancelled:  # as if never started
+                shutil.rmtree(folder, ignore_errors=True)
+                raise
+            except subprocess.TimeoutExpired:
+                status, output = 124, f"the build ran past {BUILD_TIMEOUT} s"
             products = sorted(p for p in out.iterdir() if p.is_file())
-            if run.returncode != 0 or not products:
-                log = f"$ {command}\n(exit {run.returncode})\n{(run.stdout + run.stderr)[-3000:]}"
-                if run.returncode == 0:
+            if status != 0 or not products:
+                log = f"$ {command}\n(exit {status})\n{output[-3000:]}"
+                if status == 0:
                     log += f"\nthe build command left nothing in {out}"
                 failed.write_text(log)
                 raise BuildFailed(log)

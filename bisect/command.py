@@ -1,28 +1,48 @@
 """`kregress bisect`: find the compiler release or commit where a case's outcome changed.
 
-Exit codes: 0 a single culprit found; 1 no single culprit (an endpoint did not verify, skips left
-a range, or history was not monotone); 3 infrastructure (the runner or the package index failed);
-64 usage.
+Between two releases (--good triton==3.2.0 --bad triton==3.6.0) it walks the releases of the
+package index; with --repo it then goes on over the commits between the last good and the first
+bad release's tags (--tag-pattern, v{version} by default), reusing the releases' verdicts for
+those tags, and reports both levels. Between two git refs of --repo it walks their commits.
+While one point is judged, the environments of both points that may come next are built ahead.
+
+Exit codes: 0 a single culprit found (the commit, when commits were searched); 1 no single
+culprit (an end did not verify, skips left a range, history was not monotone, or a release
+disagrees with a build of its tag); 3 infrastructure (the runner or the package index failed);
+64 usage (including a --repo without the tags of the releases named).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 
 from rich.console import Console
 
 from kregress.bisect.bisect_report import markdown, points_table
-from kregress.bisect.bisection import Bisection, search_between, verify_ends
+from kregress.bisect.bisection import (
+    Bisection,
+    Level,
+    Speculator,
+    confirm_borrowed_ends,
+    end_problems,
+    search_between,
+    verify_ends,
+)
 from kregress.bisect.candidates import (
+    DEFAULT_TAG_PATTERN,
     CandidateError,
     CommitBuilder,
     commit_candidates,
     parse_version_ref,
     release_candidates,
+    release_tag,
+    tag_range,
 )
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
-from kregress.bisect.search import plain_bound
+from kregress.bisect.search import one_point, plain_bound
+from kregress.toolchains import INDEX_VARIABLE
 
 # Parsing and the order of the steps only: candidates.py lists them, bisection.py judges and
 # searches, bisect_report.py renders.
@@ -30,7 +50,7 @@ EXIT_FOUND, EXIT_NOT_FOUND, EXIT_INFRASTRUCTURE, EXIT_USAGE = 0, 1, 3, 64
 
 
 def command_bisect(args: argparse.Namespace) -> int:
-    console = Console(stderr=True, highlight=False)
+    console = Console(stderr=True, highlight=False, soft_wrap=True)  # whole lines, for logs
     if args.jobs < 1 or args.reruns < 1:
         console.print("kregress bisect: --jobs and --reruns must be at least 1")
         return EXIT_USAGE
@@ -39,10 +59,16 @@ def command_bisect(args: argparse.Namespace) -> int:
             f"kregress bisect: no case {args.case!r} ({args.corpus / args.case / 'case.toml'} is missing)"
         )
         return EXIT_USAGE
+    if args.index_url:  # the children (runner, installers) read it too
+        os.environ[INDEX_VARIABLE] = args.index_url
+    releases = False
     try:
-        if parse_version_ref(args.good) or parse_version_ref(args.bad):
+        releases = bool(parse_version_ref(args.good) or parse_version_ref(args.bad))
+        if releases:
             candidates = release_candidates(args.good, args.bad, pre=args.pre)
             builder = None
+            if args.repo is not None:
+                check_tags(args, candidates, console)
         else:
             if args.repo is None:
                 console.print("kregress bisect: git refs need --repo PATH (a local clone of the compiler)")
@@ -56,17 +82,72 @@ def command_bisect(args: argparse.Namespace) -> int:
         console.print(f"kregress bisect: cannot list the candidates: {exc}")
         return EXIT_INFRASTRUCTURE
     run = CaseRun(args.corpus, args.case, args.expectation, args.target, args.matrix, args.case_timeout)
-    bisection = Bisection(run, args.regress, args.reruns, builder, Memo(), console)
+    memo = Memo()
+    first = Level(
+        "Releases" if releases else "Commits",
+        candidates,
+        Bisection(run, args.regress, args.reruns, builder, memo, console),
+    )
+    levels = [first]
+    try:
+        if not search_level(first, args, console):
+            return EXIT_NOT_FOUND
+        if releases and args.repo is not None and first.exact:
+            levels.append(commit_level(first, args, run, memo, console))
+    except InfrastructureError as exc:
+        console.print(f"kregress bisect: {exc}")
+        return EXIT_INFRASTRUCTURE
+    for level in levels:
+        if level.result is not None:
+            console.print(points_table(level))
+    text = markdown(args.case, args.expectation, args.target, args.regress, levels)
+    print(text)
+    if args.markdown:
+        args.markdown.write_text(text + "\n")
+    return EXIT_FOUND if levels[-1].exact else EXIT_NOT_FOUND
+
+
+def check_tags(args: argparse.Namespace, candidates: list, console: Console) -> None:
+    """Both ends must have their tags before hours go into the releases; a missing tag between
+    them matters only if the search ends next to it, so it is said now and checked then."""
+    release_tag(args.repo, args.tag_pattern, args.good)
+    release_tag(args.repo, args.tag_pattern, args.bad)
+    missing = []
+    for candidate in candidates[1:-1]:
+        try:
+            release_tag(args.repo, args.tag_pattern, candidate.label)
+        except CandidateError:
+            missing.append(args.tag_pattern.format(version=parse_version_ref(candidate.label).version))
+    if missing:
+        console.print(
+            f"[yellow]{args.repo} lacks the tags {', '.join(missing)} (pattern {args.tag_pattern!r}): the "
+            "commits cannot be searched if the releases' boundary falls next to one of them[/]"
+        )
+
+
+def search_level(level: Level, args: argparse.Namespace, console: Console, verify: bool = True) -> bool:
+    """Verify the ends (unless their verdicts are known), then search; False when the ends leave
+    nothing to search (said on the console). Ahead-building runs while points are judged."""
+    bisection, candidates = level.bisection, level.candidates
     between = len(candidates) - 2
     console.print(
-        f"bisecting {args.case} over {len(candidates)} candidates "
+        f"{level.name}: bisecting {args.case} over {len(candidates)} candidates "
         f"({candidates[0].label} … {candidates[-1].label}): "
         f"at most {plain_bound(between)} points without skips"
         + (f", {args.jobs} at a time" if args.jobs > 1 else "")
     )
+    ahead = Speculator(bisection) if args.jobs == 1 and not args.no_build_ahead else None
     try:
-        console.print("verifying both ends")
-        problems = verify_ends(bisection, candidates)
+        if verify:
+            if ahead is not None and between > 0:  # the first midpoint, while the ends are judged
+                inner = list(range(1, len(candidates) - 1))
+                middle = one_point(0, len(candidates) - 1, inner, lambda i: bisection.cheap(candidates[i]))
+                ahead.prepare([candidates[0], candidates[-1]], [candidates[middle]])
+            console.print("verifying both ends")
+            problems = verify_ends(bisection, candidates)
+        else:
+            first, last = (bisection.points[c.key].verdict for c in (candidates[0], candidates[-1]))
+            problems = end_problems(bisection.regress, candidates, first, last)
         if problems:
             for end in (candidates[0], candidates[-1]):
                 point = bisection.points[end.key]
@@ -74,23 +155,62 @@ def command_bisect(args: argparse.Namespace) -> int:
             console.print(
                 f"kregress bisect: {'; '.join(problems)} for --regress {args.regress}: nothing to search"
             )
-            return EXIT_NOT_FOUND
-        result = search_between(bisection, candidates, args.jobs)
-    except InfrastructureError as exc:
-        console.print(f"kregress bisect: {exc}")
-        return EXIT_INFRASTRUCTURE
-    text = markdown(args.case, args.expectation, args.target, args.regress, candidates, result, bisection)
-    console.print(points_table(candidates, bisection))
-    print(text)
-    if args.markdown:
-        args.markdown.write_text(text + "\n")
-    return EXIT_FOUND if result.exact else EXIT_NOT_FOUND
+            level.problems = problems
+            return False
+        level.result = search_between(bisection, candidates, args.jobs, ahead)
+    finally:
+        if ahead is not None:
+            ahead.close()
+    return True
+
+
+def commit_level(
+    releases: Level, args: argparse.Namespace, run: CaseRun, memo: Memo, console: Console
+) -> Level:
+    """The commits between the last good and the first bad release's tags, searched with the
+    releases' verdicts for the tags themselves."""
+    assert releases.last_good is not None and releases.culprit is not None
+    good, bad = releases.last_good, releases.culprit
+    builder = CommitBuilder(args.repo, args.build_cmd)
+    bisection = Bisection(run, args.regress, args.reruns, builder, memo, console)
+    older, newer = parse_version_ref(good.label), parse_version_ref(bad.label)
+    if older and newer and older.version > newer.version:
+        problem = (
+            "commits are searched oldest first: to find the commit that fixed it, give --good the older "
+            "release and --regress pass"
+        )
+        return Level("Commits", [], bisection, problems=[problem])
+    try:
+        commits = tag_range(
+            args.repo, args.tag_pattern, good.label, bad.label, first_parent=not args.all_parents
+        )
+    except CandidateError as exc:
+        console.print(f"kregress bisect: the commits cannot be searched: {exc}")
+        return Level(
+            f"Commits between the tags of {good.label} and {bad.label}", [], bisection, problems=[str(exc)]
+        )
+    level = Level(f"Commits between {commits.good_tag} and {commits.bad_tag}", commits.candidates, bisection)
+    points = releases.bisection.points
+    bisection.borrow(commits.candidates[-1], points[bad.key])
+    if commits.starts_at_good_tag:
+        bisection.borrow(commits.candidates[0], points[good.key])
+    else:
+        console.print(
+            f"{commits.good_tag} is not an ancestor of {commits.bad_tag}: the commits start at their merge "
+            f"base {commits.candidates[0].label}, judged from source"
+        )
+        bisection.judge(commits.candidates[0])  # checked with the other end by search_level
+    if not search_level(level, args, console, verify=False):
+        return level
+    assert level.result is not None
+    level.problems = confirm_borrowed_ends(bisection, level.candidates, level.result)
+    return level
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:
     bisect = commands.add_parser(
         "bisect",
-        help="find the release or commit where a case's outcome changed",
+        help="find the release, then the commit, where a case's outcome changed",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -108,7 +228,15 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
         help="the outcome that counts as bad: fail (default), pass (to find a fix), crash, error",
     )  # fmt: skip
     bisect.add_argument("--corpus", type=Path, default=Path("corpus"), help="default: corpus")
-    bisect.add_argument("--repo", type=Path, help="local clone of the compiler, for git refs")
+    bisect.add_argument(
+        "--repo", type=Path,
+        help="local clone of the compiler: for git refs, or to go on from two releases to the commits "
+        "between their tags",
+    )  # fmt: skip
+    bisect.add_argument(
+        "--tag-pattern", default=DEFAULT_TAG_PATTERN,
+        help="the tag of a release in --repo, {version} replaced (default: v{version})",
+    )  # fmt: skip
     bisect.add_argument(
         "--build-cmd",
         help="shell command building a commit: {src} is its source tree, {out} where to leave wheels "
@@ -116,10 +244,19 @@ def add_parser(commands: argparse._SubParsersAction) -> None:
     )
     bisect.add_argument("--all-parents", action="store_true", help="walk every commit, not first-parent only")
     bisect.add_argument("--pre", action="store_true", help="include pre-releases between the ends")
+    bisect.add_argument(
+        "--index-url",
+        help=f"the package index releases are listed and installed from (default: ${INDEX_VARIABLE} or PyPI)",
+    )
     bisect.add_argument("-j", "--jobs", type=int, default=1, help="points judged in parallel per round")
     bisect.add_argument(
         "--reruns", type=int, default=1, help="judge each point K times; the majority decides"
     )
+    bisect.add_argument(
+        "--no-build-ahead", action="store_true",
+        help="build a point's environment only when it is judged (default: while one point is judged, "
+        "build the environments of both points that may come next)",
+    )  # fmt: skip
     bisect.add_argument("--case-timeout", type=float, help="seconds per child process (default: the case's)")
     bisect.add_argument("--markdown", type=Path, help="also write the report here (for a GitHub comment)")
     bisect.set_defaults(run=command_bisect)

@@ -63,6 +63,7 @@ def search(
     jobs: int = 1,
     known: Mapping[int, PointVerdict] | None = None,
     cheap: Callable[[int], bool] | None = None,
+    prepare: Callable[[list[int], list[int]], None] | None = None,
 ) -> SearchResult:
     """Find the first bad index in range(count), index 0 good and index count-1 bad.
 
@@ -70,6 +71,9 @@ def search(
     parallel. `known` verdicts (a memo of earlier bisections) are used for free and never judged
     again. With `cheap` (an environment already built for that index), a single-point search may
     prefer a cheap point near the middle, spending at most two calls over the plain bound.
+    `prepare(now, upcoming)` is told, before each single-point round, the point about to be judged
+    and the points the next round may judge (one per verdict), so their environments can be built
+    while this one is judged; it changes nothing in the search.
     """
     if count < 2:
         raise ValueError("need at least a good and a bad candidate")
@@ -83,6 +87,8 @@ def search(
         if not open_points:
             break
         points = [one_point(good, bad, open_points, cheap)] if jobs == 1 else spread(open_points, jobs)
+        if prepare is not None and jobs == 1:
+            prepare(points, upcoming(seen, count, points[0], cheap))
         verdicts = judge_points(points)
         for point in points:
             result.tested[point] = seen[point] = verdicts[point]
@@ -97,6 +103,22 @@ def search(
         or (v == PointVerdict.BAD and i < result.last_good)
     )
     return result
+
+
+def upcoming(
+    seen: Mapping[int, PointVerdict], count: int, point: int, cheap: Callable[[int], bool] | None = None
+) -> list[int]:
+    """The points a single-point search judges next if `point` turns out good, and if it turns out
+    bad (a skip leaves the range as it is, so its next point is one of these or the nearest open
+    one): mozregression's two possible next builds."""
+    found = []
+    for verdict in (PointVerdict.GOOD, PointVerdict.BAD):
+        after = {**seen, point: verdict}
+        good, bad = boundary(after, count)
+        open_points = [i for i in range(good + 1, bad) if i not in after]
+        if open_points:
+            found.append(one_point(good, bad, open_points, cheap))
+    return list(dict.fromkeys(found))
 
 
 def boundary(seen: Mapping[int, PointVerdict], count: int) -> tuple[int, int]:

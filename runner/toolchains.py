@@ -9,6 +9,9 @@ concurrent requests (xdist workers, parallel bisect steps) build it once.
 What a toolchain does not install itself (torch, and what torch needs) is taken from kregress's
 own environment through a `.pth` layer placed after the toolchain's site-packages, so every
 environment does not download its own multi-GB torch; name torch in the toolchain to override.
+
+Releases come from PyPI, or from the index named by KREGRESS_INDEX_URL (a mirror, a private or
+nightly index); the index is part of an environment's identity.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,6 +46,7 @@ PROVIDED_BY_KREGRESS = ("torch",)
 MODULES_TO_REPORT = ("triton", "torch", "tilelang", "numpy")
 INSTALL_TIMEOUT = 1800
 INSTALLER_LINES = 25  # of the installer's output shown when it fails
+INDEX_VARIABLE = "KREGRESS_INDEX_URL"
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,44 @@ NATIVE_PACKAGES = ("tilelang", "tvm", "tvm_ffi")
 
 class ToolchainError(Exception):
     """A toolchain could not be resolved or installed; the message names it and shows why."""
+
+
+class BuildCancelled(ToolchainError):
+    """A build started ahead of need (a bisect's speculation) was stopped: nothing is left of it."""
+
+
+def package_index() -> str | None:
+    """The index releases are installed from, when it is not PyPI."""
+    return os.environ.get(INDEX_VARIABLE) or None
+
+
+def run_cancellable(
+    command: list[str] | str,
+    *,
+    timeout: float,
+    cancel: threading.Event | None = None,
+    **popen: Any,
+) -> tuple[int, str]:
+    """Run to the end (exit status, stdout and stderr together), or kill the whole process group
+    when `cancel` is set (BuildCancelled) or `timeout` passes (subprocess.TimeoutExpired)."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True, **popen
+    )
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            output, _ = process.communicate(timeout=0.2)
+            return process.returncode, output
+        except subprocess.TimeoutExpired:
+            cancelled = cancel is not None and cancel.is_set()
+            if cancelled or time.monotonic() > deadline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, 9)
+                process.communicate()
+                if cancelled:
+                    shown = command if isinstance(command, str) else " ".join(command[:3])
+                    raise BuildCancelled(f"cancelled: {shown}") from None
+                raise subprocess.TimeoutExpired(command, timeout) from None
 
 
 @dataclass(frozen=True)
@@ -126,6 +169,8 @@ class Toolchain:
             "companion_env": self.environment_variables(),
             "files": {str(p): fingerprint_path(p) for p in self.paths()},
         }
+        if package_index():  # only when set, so the keys of PyPI environments stay as they were
+            fingerprint["index"] = package_index()
         return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
 
     def names_package(self, package: str) -> bool:
@@ -193,17 +238,19 @@ class Environment:
 
 
 def run_installer(
-    command: list[str], what: str, toolchain: Toolchain, env: dict[str, str] | None = None
+    command: list[str],
+    what: str,
+    toolchain: Toolchain,
+    env: dict[str, str] | None = None,
+    cancel: threading.Event | None = None,
 ) -> None:
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=INSTALL_TIMEOUT, env=env,
-                              check=False)  # fmt: skip
+        status, output = run_cancellable(command, timeout=INSTALL_TIMEOUT, cancel=cancel, env=env)
     except subprocess.TimeoutExpired:
         raise ToolchainError(f"toolchain {toolchain.name!r}: {what} took over {INSTALL_TIMEOUT} s") from None
-    if done.returncode != 0:
+    if status != 0:
         raise ToolchainError(
-            f"toolchain {toolchain.name!r}: {what} failed (exit {done.returncode}):\n"
-            + tail(done.stdout + done.stderr, INSTALLER_LINES)
+            f"toolchain {toolchain.name!r}: {what} failed (exit {status}):\n" + tail(output, INSTALLER_LINES)
         )
 
 
@@ -309,47 +356,34 @@ def provide_cuda_libraries(
     return {"LD_LIBRARY_PATH": os.pathsep.join(p.replace(str(folder), "{root}") for p in paths)}
 
 
-def build(toolchain: Toolchain, folder: Path, log: Any) -> dict[str, Any]:
+def build(
+    toolchain: Toolchain, folder: Path, log: Any, cancel: threading.Event | None = None
+) -> dict[str, Any]:
     """Create the environment in `folder`; return its metadata. Raises ToolchainError."""
     uv = uv_binary()
     base_python = sys.executable
     if uv:
         run_installer(
-            [uv, "venv", "--quiet", "--python", base_python, str(folder)], "creating the venv", toolchain
+            [uv, "venv", "--quiet", "--python", base_python, str(folder)], "creating the venv", toolchain,
+            cancel=cancel,
         )
     else:
-        run_installer([base_python, "-m", "venv", str(folder)], "creating the venv", toolchain)
+        run_installer([base_python, "-m", "venv", str(folder)], "creating the venv", toolchain, cancel=cancel)
     python = folder / "bin" / "python"
     layer = [p for p in base_layer_paths() if not toolchain.names_package("torch")]
     (site_packages(python) / BASE_LAYER).write_text("\n".join(layer) + "\n")
     extra = f" (and {' '.join(toolchain.companions())})" if toolchain.companions() else ""
     log(f"installing {toolchain.name}{extra} with {'uv' if uv else 'pip'}")
+    index = ["--index-url", package_index()] if package_index() else []
     if uv:
         override = folder / "kregress-overrides.txt"
         kept_out = [p for p in PROVIDED_BY_KREGRESS if not toolchain.names_package(p)]
         override.write_text("".join(f"{p}; sys_platform == 'never'\n" for p in kept_out))
-        command = [
-            uv,
-            "pip",
-            "install",
-            "--python",
-            str(python),
-            "--override",
-            str(override),
-            *toolchain.requirements,
-        ]
+        install = [uv, "pip", "install", "--python", str(python), "--override", str(override), *index]
     else:
-        command = [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--disable-pip-version-check",
-            *toolchain.requirements,
-        ]
-    install = command[: len(command) - len(toolchain.requirements)]
-    command += toolchain.companions()
-    run_installer(command, "installing", toolchain)
+        install = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *index]
+    command = [*install, *toolchain.requirements, *toolchain.companions()]
+    run_installer(command, "installing", toolchain, cancel=cancel)
     library_env = provide_cuda_libraries(toolchain, folder, site_packages(python), install, log)
     probe_env = {**os.environ, **{k: v.replace("{root}", str(folder)) for k, v in library_env.items()}}
     command = [str(python), "-c", REPORT_VERSIONS]
@@ -375,12 +409,15 @@ class EnvironmentCache:
     def __init__(self, root: Path | None = None) -> None:
         self.root = root or cache_root() / "envs"
 
-    def get(self, toolchain: Toolchain, log: Any = lambda message: None) -> Environment:
+    def get(
+        self, toolchain: Toolchain, log: Any = lambda message: None, cancel: threading.Event | None = None
+    ) -> Environment:
+        """The environment, built first if need be; `cancel` stops a build (BuildCancelled)."""
         key = toolchain.key()
 
         def make(folder: Path) -> dict[str, Any]:
             log(f"building toolchain environment {key} for {toolchain.name}")
-            return build(toolchain, folder, log)
+            return build(toolchain, folder, log, cancel)
 
         return Environment(toolchain, self.built_once(key, make))
 

@@ -3,100 +3,33 @@ package: it turns bad at a known commit, one commit cannot be built and one is f
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import git
 import pytest
-
-CASE = """
-title = "tiny compiler doubles its input"
-framework = "triton"
-[upstream]
-repo = "example/tinycc"
-issue = "https://github.com/example/tinycc/issues/1"
-[[expect]]
-name = "numerics"
-kind = "numerics"
-check = "check"
-rtol = 0
-atol = 0
-"""
-
-REPRO = """
-import os
-from pathlib import Path
-
-import numpy as np
-import tinycc
-
-
-def check(device):
-    return tinycc.scale(np.arange(4.0)), np.arange(4.0) * 2
-"""
-
-PYPROJECT = """[build-system]
-requires = ["setuptools>=61"]
-build-backend = "setuptools.build_meta"
-[project]
-name = "tinycc"
-version = "0.{n}"
-"""
-
-GOOD = "def scale(x):\n    return x * 2\n"
-BAD = "def scale(x):\n    return x * 2 + (x > 2)\n"
-# Bad on its first run only, then good: a flaky commit (the counter file says which run this is).
-FLAKY = """import os
-def scale(x):
-    counter = os.environ["TINYCC_FLAKY_COUNTER"]
-    runs = int(open(counter).read()) if os.path.exists(counter) else 0
-    open(counter, "w").write(str(runs + 1))
-    return x * 2 + (1 if runs == 0 else 0)
-"""
+from compiler_fixture import BAD, FLAKY, GOOD, Step, make_compiler_repo, run_bisect
 
 
 def make_repo(folder: Path) -> tuple[git.Repo, list[str]]:
-    repo = git.Repo.init(folder, initial_branch="main")
-    with repo.config_writer() as config:
-        config.set_value("user", "name", "Test").set_value("user", "email", "test@example.com")
-    package = folder / "tinycc"
-    package.mkdir()
-    steps = [
-        ("Initial compiler", GOOD, True),
-        ("Add a fast path", GOOD, True),
-        ("Rework the scheduler (#37)", FLAKY, True),
-        ("Break the build", GOOD, False),
-        ("Fix the build", GOOD, True),
-        ("Vectorize scale (#42)", BAD, True),
-        ("Tidy up", BAD, True),
-        ("More tidying", BAD, True),
-        ("Fix scale for large inputs (#50)", GOOD, True),
-        ("Update docs", GOOD, True),
-    ]
-    shas = []
-    for n, (message, source, buildable) in enumerate(steps):
-        (package / "__init__.py").write_text(source)
-        (folder / "pyproject.toml").write_text(PYPROJECT.format(n=n) + ("" if buildable else "[[[broken\n"))
-        repo.index.add(["tinycc/__init__.py", "pyproject.toml"])
-        shas.append(repo.index.commit(message).hexsha)
-    return repo, shas
+    return make_compiler_repo(
+        folder,
+        [
+            Step("Initial compiler", GOOD),
+            Step("Add a fast path", GOOD),
+            Step("Rework the scheduler (#37)", FLAKY),
+            Step("Break the build", GOOD, buildable=False),
+            Step("Fix the build", GOOD),
+            Step("Vectorize scale (#42)", BAD),
+            Step("Tidy up", BAD),
+            Step("More tidying", BAD),
+            Step("Fix scale for large inputs (#50)", GOOD),
+            Step("Update docs", GOOD),
+        ],
+    )
 
 
-def bisect(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    corpus = tmp_path / "corpus" / "tiny"
-    corpus.mkdir(parents=True, exist_ok=True)
-    (corpus / "case.toml").write_text(CASE)
-    (corpus / "repro.py").write_text(REPRO)
-    env = {
-        **os.environ,
-        "KREGRESS_CACHE_DIR": str(tmp_path / "cache"),
-        "TINYCC_FLAKY_COUNTER": str(tmp_path / "flaky-runs"),
-    }
-    command = [sys.executable, "-m", "kregress.cli", "bisect", "tiny", "--corpus", str(tmp_path / "corpus"),
-               "--target", "cpu:interpreter", *args]  # fmt: skip
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, check=False)
+def bisect(tmp_path: Path, *args: str):
+    return run_bisect(tmp_path, *args)
 
 
 @pytest.mark.slow

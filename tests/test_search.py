@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 from hypothesis import given
@@ -110,3 +111,28 @@ def test_a_good_point_after_a_bad_one_is_reported_not_hidden() -> None:
     parallel = search(10, judge, jobs=3)
     assert sorted(parallel.tested)[:3] == [2, 4, 6]
     assert (parallel.first_bad, parallel.contradictions, parallel.exact) == (7, [4], False)
+
+
+@given(histories())
+def test_every_next_point_was_announced_while_the_previous_one_was_judged(
+    history: tuple[int, int, set[int]],
+) -> None:
+    """What speculation builds ahead is what the search then judges: after a good or bad verdict
+    the next point is one of the two announced (after a skip the range is unchanged, so it may
+    be another)."""
+    n, boundary, skips = history
+    announced: list[tuple[list[int], list[int]]] = []
+    verdicts: dict[int, PointVerdict] = {}
+
+    def judge(points: list[int]) -> dict[int, PointVerdict]:
+        for p in points:
+            verdicts[p] = (
+                PointVerdict.SKIP if p in skips else PointVerdict.BAD if p >= boundary else PointVerdict.GOOD
+            )
+        return {p: verdicts[p] for p in points}
+
+    search(n + 2, judge, prepare=lambda now, upcoming: announced.append((now, upcoming)))
+    for (now, upcoming), (following, _) in itertools.pairwise(announced):
+        assert len(upcoming) <= 2
+        if verdicts[now[0]] != PointVerdict.SKIP:
+            assert following[0] in upcoming
