@@ -108,21 +108,29 @@ def command_targets(args: argparse.Namespace) -> int:
 def command_matrix(args: argparse.Namespace) -> int:
     """The nightly jobs as a workflow matrix, or the runner labels for one target."""
     matrix = load_matrix(args.matrix)
-    if args.runner_for:
+    if args.repository_for:
+        package = package_of(args.repository_for, args.repository_for)
+        entry = matrix.repositories.get(package)
+        outputs = {
+            "repository": entry.url if entry else "",
+            "tag-pattern": entry.tag_pattern if entry else "",
+            "build-cmd": (entry.build_cmd or "") if entry else "",
+        }
+        print(json.dumps({"package": package, **outputs}))
+    elif args.runner_for:
         try:
             name = runner_for(matrix, args.runner_for)
         except ValueError as exc:
             print(f"kregress matrix: {exc}", file=sys.stderr)
             return 64
-        value = json.dumps(matrix.runners[name].labels)
-        key = "labels"
+        outputs = {"labels": json.dumps(matrix.runners[name].labels)}
+        print(outputs["labels"])
     else:
-        value = json.dumps({"include": nightly_jobs(matrix)})
-        key = "matrix"
-    print(value)
+        outputs = {"matrix": json.dumps({"include": nightly_jobs(matrix)})}
+        print(outputs["matrix"])
     if args.github_output:
         with open(os.environ.get("GITHUB_OUTPUT") or os.devnull, "a") as handle:
-            handle.write(f"{key}={value}\n")
+            handle.writelines(f"{key}={value}\n" for key, value in outputs.items())
     return 0
 
 
@@ -151,7 +159,8 @@ def command_compare(args: argparse.Namespace) -> int:
     if args.bisect_requests:
         matrix = load_matrix(args.matrix)
         packages = {name: package_of(t.toolchain, "") for name, t in matrix.targets.items() if t.toolchain}
-        requests = bisect_requests(changes, previous, packages)
+        repositories = {package: entry.url for package, entry in matrix.repositories.items()}
+        requests = bisect_requests(changes, previous, packages, repositories)
         write(args.bisect_requests, json.dumps({"include": requests}))
     return 1 if changes.new_fail or changes.lost_coverage else 0
 
@@ -306,6 +315,11 @@ def parser() -> argparse.ArgumentParser:
         "with its labels, backend, targets and the pytest arguments that judge them.",
     )
     jobs.add_argument("--runner-for", metavar="TARGET", help="print only the labels of the runner for TARGET")
+    jobs.add_argument(
+        "--repository-for", metavar="PACKAGE",
+        help="print the source repository the matrix names for PACKAGE (or a requirement like "
+        "triton==3.6.0): url, tag pattern and build command, empty when there is none",
+    )  # fmt: skip
     jobs.add_argument("--github-output", action="store_true", help="also append it to $GITHUB_OUTPUT")
     jobs.set_defaults(run=command_matrix)
     comparing = commands.add_parser(
@@ -328,8 +342,9 @@ def parser() -> argparse.ArgumentParser:
     comparing.add_argument("--markdown", type=Path, help="write the changes as markdown")
     comparing.add_argument("--merged", type=Path, help="write the merged run (the next run's --previous)")
     comparing.add_argument(
-        "--bisect-requests", type=Path, help="write {include: [case, target, good, bad]} for each new FAIL"
-    )
+        "--bisect-requests", type=Path,
+        help="write {include: [case, target, good, bad, repository]} for each new FAIL",
+    )  # fmt: skip
     comparing.set_defaults(run=command_compare)
     history = commands.add_parser(
         "history",

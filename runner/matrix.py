@@ -43,10 +43,30 @@ class RunnerEntry(Strict):
     targets: list[str] | None = None
 
 
+class RepositoryEntry(Strict):
+    """A compiler's source repository: a bisect that ends between two of its releases goes on over
+    the commits between their tags, each built by `build_cmd`."""
+
+    url: str
+    tag_pattern: str = Field(default="v{version}", description="a release's tag, {version} replaced")
+    build_cmd: str | None = Field(
+        default=None, description="builds a commit: {src} its source tree, {out} where wheels go"
+    )
+
+    @model_validator(mode="after")
+    def _pattern_has_version(self) -> RepositoryEntry:
+        if "{version}" not in self.tag_pattern:
+            raise ValueError(f"tag_pattern {self.tag_pattern!r} must contain {{version}}")
+        return self
+
+
 class Matrix(Strict):
     targets: dict[str, Target]
     backends: dict[Backend, BackendEntry]
     runners: dict[str, RunnerEntry] = Field(default_factory=dict)
+    repositories: dict[str, RepositoryEntry] = Field(
+        default_factory=dict, description="by package name (triton, triton-xpu, tilelang)"
+    )
 
     @model_validator(mode="after")
     def _names_resolve(self) -> Matrix:
@@ -107,6 +127,6 @@ def load_matrix(path: Path | None = None) -> Matrix:
 
 
 __all__ = [
-    "DEFAULT_MATRIX", "Matrix", "SchemaError", "Target",
+    "DEFAULT_MATRIX", "Matrix", "RepositoryEntry", "SchemaError", "Target",
     "load_matrix", "nightly_jobs", "runner_for",
 ]  # fmt: skip

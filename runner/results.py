@@ -202,10 +202,17 @@ def flip_count(outcomes: list[str]) -> int:
     return sum(1 for a, b in itertools.pairwise(judged) if a != b)
 
 
-def bisect_requests(changes: Changes, previous: list[dict[str, Any]], packages: dict[str, str]) -> list[dict]:
+def bisect_requests(
+    changes: Changes,
+    previous: list[dict[str, Any]],
+    packages: dict[str, str],
+    repositories: dict[str, str] | None = None,
+) -> list[dict]:
     """For each new FAIL, the toolchain range to bisect: where it last held → where it fails now.
 
-    `packages` maps a target to the package that builds it (triton-xpu for xpu targets). Left
+    `packages` maps a target to the package that builds it (triton-xpu for xpu targets);
+    `repositories` a package to its source repository, which makes the bisect go on from the
+    releases to the commits between them ("" when the matrix names none: releases only). Left
     out: a new FAIL whose toolchain did not change (the corpus did), and one judged with a local
     build (`--toolchain PATH`), whose range is commits, not releases."""
     last_held: dict[Key, dict[str, str]] = {}
@@ -224,6 +231,7 @@ def bisect_requests(changes: Changes, previous: list[dict[str, Any]], packages: 
             continue
         requests.append({"case": case, "expectation": expectation, "target": target,
                          "good": f"{package}=={good}", "bad": f"{package}=={bad}",
+                         "repository": (repositories or {}).get(package, ""),
                          "report": report_name(case, target)})  # fmt: skip
     return requests
 

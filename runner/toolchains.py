@@ -364,7 +364,9 @@ def build(
     base_python = sys.executable
     if uv:
         run_installer(
-            [uv, "venv", "--quiet", "--python", base_python, str(folder)], "creating the venv", toolchain,
+            [uv, "venv", "--quiet", "--python", base_python, str(folder)],
+            "creating the venv",
+            toolchain,
             cancel=cancel,
         )
     else:

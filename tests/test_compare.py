@@ -73,6 +73,7 @@ def test_bisect_requests_span_last_held_to_now_with_the_targets_package(changes)
             "target": "xpu:pvc",
             "good": "triton-xpu==3.3.0b1",
             "bad": "triton-xpu==3.4.0",
+            "repository": "",  # the matrix names no repository for triton-xpu: releases only
             "report": "native_binary_flags.xpu-pvc.md",
         },
         {
@@ -81,6 +82,7 @@ def test_bisect_requests_span_last_held_to_now_with_the_targets_package(changes)
             "target": "cuda:sm_90",
             "good": "triton==3.5.0",
             "bad": "triton==3.6.0",
+            "repository": "https://github.com/triton-lang/triton.git",  # then its commits
             "report": "scratch_overflow.cuda-sm_90.md",
         },
     ]  # fmt: skip  (new_case has no run where it held: nothing to bisect from)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kregress.matrix import load_matrix, nightly_jobs, runner_for
+from kregress.matrix import SchemaError, load_matrix, nightly_jobs, runner_for
 from kregress.results import Change, Changes, bisect_requests
 
 REPO = Path(__file__).resolve().parent.parent
@@ -175,3 +175,41 @@ def test_light_jobs_need_no_compiler() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_bisects_go_on_to_commits_where_the_matrix_names_a_repository(tmp_path: Path) -> None:
+    """The nightly's requests carry the package's repository; bisect.yml clones it and passes
+    --repo, its tag pattern and build command, and says in the step summary which form ran."""
+    kregress = [sys.executable, "-m", "kregress.cli", "matrix"]
+    output = tmp_path / "github-output"
+    env = {**os.environ, "GITHUB_OUTPUT": str(output)}
+    command = [*kregress, "--repository-for", "triton==3.6.0", "--github-output"]
+    found = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
+    assert '"repository": "https://github.com/triton-lang/triton.git"' in found.stdout
+    assert "tag-pattern=v{version}\n" in output.read_text()
+    none = subprocess.run(
+        [*kregress, "--repository-for", "tilelang"], check=True, capture_output=True, text=True
+    )
+    assert '"repository": ""' in none.stdout
+    change = Change(("c", "e", "cuda:sm_90"), "FAIL", "PASS", {"toolchain": {"triton": "3.6.0"}})
+    previous = [{"items": [{"case": "c", "expectation": "e", "target": "cuda:sm_90", "outcome": "PASS",
+                            "toolchain": {"triton": "3.5.0"}}]}]  # fmt: skip
+    (request,) = bisect_requests(Changes(new_fail=[change]), previous, {}, {"triton": "https://x/triton.git"})
+    assert request["repository"] == "https://x/triton.git"
+    assert load("nightly.yml")["jobs"]["bisect"]["with"]["repository"] == "${{ matrix.repository }}"
+    steps = load("bisect.yml")["jobs"]["bisect"]["steps"]
+    clone = next(s for s in steps if "git clone" in s.get("run", ""))
+    assert "needs.route.outputs.repository" in clone["if"]
+    script = next(s for s in steps if s.get("name") == "Bisect")["run"]
+    assert "--repo compiler" in script and "Two levels" in script and "Releases only" in script
+
+
+def test_a_repository_tag_pattern_must_name_the_version(tmp_path: Path) -> None:
+    text = (
+        (REPO / "runner" / "matrix.toml")
+        .read_text()
+        .replace('tag_pattern = "v{version}"', 'tag_pattern = "v"')
+    )
+    (tmp_path / "matrix.toml").write_text(text)
+    with pytest.raises(SchemaError, match=r"must contain \{version\}"):
+        load_matrix(tmp_path / "matrix.toml")
