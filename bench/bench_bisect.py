@@ -16,17 +16,20 @@ import time
 from pathlib import Path
 
 from kregress.bisect.judging import CaseRun
-from kregress.bisect.search import Verdict, plain_bound, rounds_bound, search
+from kregress.bisect.search import PointVerdict, plain_bound, rounds_bound, search
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "corpora" / "kinds"
+
+
+def monotone(points: list[int], boundary: int) -> dict[int, PointVerdict]:
+    return {p: PointVerdict.BAD if p >= boundary else PointVerdict.GOOD for p in points}
 
 
 def worst(n: int, **options) -> tuple[int, int]:
     """Most calls and rounds over every boundary position for n inner candidates."""
     most_calls = most_rounds = 0
     for boundary in range(1, n + 2):
-        result = search(n + 2, lambda points, b=boundary: {p: Verdict.BAD if p >= b else Verdict.GOOD
-                                                            for p in points}, **options)  # fmt: skip
+        result = search(n + 2, lambda points, b=boundary: monotone(points, b), **options)
         most_calls, most_rounds = max(most_calls, result.calls), max(most_rounds, result.rounds)
     return most_calls, most_rounds
 
@@ -47,8 +50,8 @@ def main() -> None:
     for share in (0.1, 0.3):
         built = {i for i in range(1, n + 1) if rng.random() < share}
         extra = [
-            search(n + 2, lambda points, b=b: {p: Verdict.BAD if p >= b else Verdict.GOOD for p in points},
-                   cheap=built.__contains__).calls - plain_bound(n)
+            search(n + 2, lambda points, b=b: monotone(points, b), cheap=built.__contains__).calls
+            - plain_bound(n)
             for b in range(1, n + 2)
         ]  # fmt: skip
         print(f"cache-aware, {share:.0%} built, N={n}: calls over the plain bound: max {max(extra)}, "
