@@ -44,8 +44,6 @@ Replace the kernel below with the smallest one that shows the bug, written for t
 float64 reference computed without the compiler under test.
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

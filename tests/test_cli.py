@@ -63,3 +63,15 @@ def test_targets_lists_limits(capsys) -> None:
 
 def test_usage_error_exit_code() -> None:
     assert main(["frobnicate"]) == 64
+
+
+def test_check_refuses_postponed_annotations_in_a_triton_repro(tmp_path: Path, capsys) -> None:
+    """Old Triton reads a string annotation as no constexpr at all: such a repro fails on 3.0 and
+    3.1 for another reason than its bug, so a bisect across them would be wrong."""
+    shutil.copytree(CORPORA / "verify" / "proven_control", tmp_path / "case_a")
+    repro = tmp_path / "case_a" / "repro.py"
+    assert main(["check", str(tmp_path)]) == 0
+    repro.write_text('"""Docstring."""\n\nfrom __future__ import annotations\n\n' + repro.read_text())
+    assert main(["check", str(tmp_path)]) == 2
+    out = capsys.readouterr().out
+    assert "repro.py: `from __future__ import annotations` turns `tl.constexpr` annotations" in out

@@ -6,8 +6,6 @@ atomic_add support landed (triton-lang/triton#6519): on sm_90 it is one native
 `atom.global...add.noftz.bf16` per element, on sm_80 and gfx942 a compare-and-swap loop.
 """
 
-from __future__ import annotations
-
 import torch
 import triton
 import triton.language as tl

@@ -5,8 +5,6 @@ where d and d + 1 are 32 floats apart) and once row-major. A compiler may only w
 over elements that are neighbours in memory.
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

@@ -8,8 +8,6 @@ an FP32-to-i8 truncation it cannot lower ("PassManager::run failed"). Either way
 compile for sm_90, where fp8 is native; the constant should be rounded to nearest even (1.125).
 """
 
-from __future__ import annotations
-
 import torch
 import triton
 import triton.language as tl

@@ -7,8 +7,6 @@ overflow in an fp8 training step silently becomes a large finite value. The cast
 a conversion that keeps infinities or fix them up.
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

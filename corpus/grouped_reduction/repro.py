@@ -13,8 +13,6 @@ is walked in chunks twice. `KEEP_BROADCAST=False` is the bug's shape: the tensor
 broadcast are not kept per chunk, so the second walk reuses the last chunk's (negative control).
 """
 
-from __future__ import annotations
-
 import functools
 
 import numpy as np

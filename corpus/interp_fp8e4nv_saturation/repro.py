@@ -7,8 +7,6 @@ and 500.0 comes back as 256.0: an fp8 scaling kernel whose amax is slightly off 
 and wrong under TRITON_INTERPRET=1, or the other way around.
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

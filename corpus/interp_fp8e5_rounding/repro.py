@@ -7,8 +7,6 @@ other neighbour, so an fp8 quantizer debugged with TRITON_INTERPRET=1 does not c
 GPU computes. Every finite float16 within float8e5's range is cast here, both signs.
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

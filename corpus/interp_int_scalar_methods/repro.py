@@ -7,8 +7,6 @@ ints, so the kernel died with "'int' object has no attribute 'to'" under TRITON_
 it compiled and ran on a GPU.
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

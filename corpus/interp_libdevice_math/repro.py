@@ -8,8 +8,6 @@ has no implementation behind them, so under TRITON_INTERPRET=1 the call fails ("
 debugged on a CPU at all.
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

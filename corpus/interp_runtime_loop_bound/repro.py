@@ -7,8 +7,6 @@ the bound into a Python int through `__index__`, which called `int()` on a one-e
 "only 0-dimensional arrays can be converted to Python scalars" under TRITON_INTERPRET=1.
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

@@ -7,8 +7,6 @@ result with the int32 dtype directly, which NumPy 2 refuses for an out-of-range 
 kernel died with OverflowError under TRITON_INTERPRET=1 (3.0.0 to 3.2.0 wrapped like the GPU).
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

@@ -7,8 +7,6 @@ so any negative operand (a key or a multiplier with its top bit set, as in multi
 gave a wrong high half: 0 instead of 0xFFFFFFFE for -1 * -1.
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

@@ -8,8 +8,6 @@ block pointers for DPAS-layout loads. `matmul_add` below is the fixed form of th
 `D_BLOCK_PTR=False` writes the load of D the way the rewrite left it (the negative control).
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

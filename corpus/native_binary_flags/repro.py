@@ -9,8 +9,6 @@ same questions asked of their binaries: the arch it was built for, and registers
 records them against what `ptxas -v` reports.
 """
 
-from __future__ import annotations
-
 import torch
 import triton
 import triton.language as tl

@@ -13,8 +13,6 @@ Per chunk of BT rows (A is the chunk's BT x BT inverse, lower triangular):
     dA     = -strict_lower(A^T @ strict_lower(dA_inv) @ A^T)
 """
 
-from __future__ import annotations
-
 import numpy as np
 import torch
 import triton

@@ -8,8 +8,6 @@ own (SPIR-V has no bf16 atomic fadd without an extension): the released triton-x
 compile the kernel for PVC and DG2.
 """
 
-from __future__ import annotations
-
 import torch
 import triton
 import triton.language as tl

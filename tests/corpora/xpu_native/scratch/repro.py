@@ -1,8 +1,6 @@
 """Two fp32 tiles kept live across a row and a column reduction, one warp, 128 registers: IGC
 spills them to per-thread scratch. 128x128 fits the 256 KiB PTSS limit; 256x256 does not."""
 
-from __future__ import annotations
-
 import torch
 import triton
 import triton.language as tl
