@@ -58,6 +58,7 @@ class Job:
     attr: str
     baseline: str | None = None
     rounds: int = 1  # perf: alternating timing rounds of subject and baseline
+    trace_passes: bool = False  # compile: dump the IR before every MLIR pass (a compile of its own)
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -68,6 +69,7 @@ class Job:
             self.attr,
             self.baseline or "",
             str(self.rounds),
+            str(self.trace_passes),
         )
 
     def spec(self) -> dict[str, Any]:
@@ -82,6 +84,7 @@ class Job:
             "subject": self.attr,
             "baseline": self.baseline,
             "rounds": self.rounds,
+            "trace_passes": self.trace_passes,
         }
 
     def environment(self, interpreter: Interpreter) -> dict[str, str]:

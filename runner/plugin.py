@@ -131,6 +131,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "environment (see `kregress envs`), then reused.",
     )
     group.addoption(
+        "--trace-passes",
+        action="store_true",
+        help="for ir expectations on Triton's ttir, ttgir and llir: compile once more with "
+        "MLIR_ENABLE_DUMP=1 and report the count after every MLIR pass, and the pass after which it "
+        "crossed the bound (stored with the measured values)",
+    )
+    group.addoption(
         "--no-fork-server",
         action="store_true",
         help="start a fresh interpreter for every job instead of forking one that has the compilers "

@@ -136,7 +136,8 @@ def run_job(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
         adapter = adapter_for(job["framework"])
         with adapter.compile_session(job["target"]) as target:
             kernel = attribute(load_repro(Path(job["repro"]), job["framework"]), job["attr"], "kernel")
-            configs = adapter.compile_kernel(kernel, target, out_dir)
+            trace = bool(job.get("trace_passes"))
+            configs = adapter.compile_kernel(kernel, target, out_dir, trace_passes=trace)
         result["configs"] = [dataclasses.asdict(c) for c in configs]
         return result
     repro = load_repro(Path(job["repro"]), job["framework"])

@@ -76,7 +76,9 @@ def compile_session(target_spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield target_spec
 
 
-def compile_kernel(kernel: Any, target_spec: dict[str, Any], out_dir: Path) -> list[ConfigResult]:
+def compile_kernel(
+    kernel: Any, target_spec: dict[str, Any], out_dir: Path, trace_passes: bool = False
+) -> list[ConfigResult]:
     import tilelang
 
     result = ConfigResult(label="default")

@@ -385,8 +385,33 @@ def cache_folder(folder: str | None) -> Iterator[None]:
             os.environ["TRITON_CACHE_DIR"] = before
 
 
-def compile_kernel(kernel: Any, session: Session, out_dir: Path) -> list[ConfigResult]:
-    """Compile every config of the kernel inside a compile_session."""
+@contextlib.contextmanager
+def pass_dumps(path: Path) -> Iterator[None]:
+    """MLIR prints the IR before each pass to the process's stderr (file descriptor 2, below
+    Python): point it at `path` for the compile, and turn the printing on (read per compile)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    before = os.environ.get("MLIR_ENABLE_DUMP")
+    os.environ["MLIR_ENABLE_DUMP"] = "1"
+    with open(path, "wb") as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            if before is None:
+                os.environ.pop("MLIR_ENABLE_DUMP", None)
+            else:
+                os.environ["MLIR_ENABLE_DUMP"] = before
+
+
+def compile_kernel(
+    kernel: Any, session: Session, out_dir: Path, trace_passes: bool = False
+) -> list[ConfigResult]:
+    """Compile every config of the kernel inside a compile_session; with `trace_passes`, on a cold
+    cache (a cached compile runs no pass) with the IR printed before every MLIR pass."""
     target = session.target
     unwrapped = unwrap(kernel.fn)
     fn, rules = unwrapped.fn, unwrapped.rules
@@ -401,8 +426,13 @@ def compile_kernel(kernel: Any, session: Session, out_dir: Path) -> list[ConfigR
         seen_before = len(session.ocloc.invocations()) if session.ocloc else 0
         started = time.perf_counter()
         with contextlib.ExitStack() as stack:
-            cold = stack.enter_context(tempfile.TemporaryDirectory()) if kernel.cold_cache else None
+            cold_cache = kernel.cold_cache or trace_passes
+            cold = stack.enter_context(tempfile.TemporaryDirectory()) if cold_cache else None
             stack.enter_context(cache_folder(cold))
+            if trace_passes:
+                dump = f"config{index}.mlir-passes"
+                stack.enter_context(pass_dumps(out_dir / dump))
+                result.ir["mlir-passes"] = dump
             forget_compiled(fn)
             try:
                 compiled = fn.warmup(grid=(1,), **launch)

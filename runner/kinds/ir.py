@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from kregress.jobs import Job
 from kregress.judge import MAX_LINES_SHOWN, Outcome, Verdict, compile_failures
 from kregress.kinds.base import CompiledExpectation
 from kregress.matrix import Target
+from kregress.pass_trace import TRACED_STAGES, crossing, trace
 
 IrStage = Literal["ttir", "ttgir", "llir", "ptx", "amdgcn", "spv", "cuda_source"]
 
@@ -42,6 +45,44 @@ class Ir(CompiledExpectation):
         if self.max_count is None and self.min_count is None:
             raise ValueError("an ir expectation needs max_count or min_count")
         return self
+
+    def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
+        traced = bool(getoption("trace_passes")) and self.stage in TRACED_STAGES
+        return Job(
+            "compile", attr=self.kernel, trace_passes=traced and common["framework"] == "triton", **common
+        )
+
+    def pass_timelines(self, configs: list[dict[str, Any]], folder: Path) -> tuple[dict[str, Any], list[str]]:
+        """Per traced config: the count after each MLIR pass, and where it crossed the bound."""
+        timelines: dict[str, Any] = {}
+        lines: list[str] = []
+        for config in configs:
+            dump = config["ir"].get("mlir-passes")
+            if not dump:
+                continue
+            stage = (folder / config["ir"][self.stage]).read_text()
+            traced = trace((folder / dump).read_text(errors="replace"), self.pattern, stage)
+            label = config["label"]
+            if traced is None:
+                lines.append(f"[{label}] no pass dumps: this toolchain printed none with MLIR_ENABLE_DUMP=1")
+                continue
+            where = crossing(traced, self.min_count, self.max_count)
+            timelines[label] = {
+                "steps": traced.timeline(),
+                "passes": len(traced.steps),
+                "crossing": where,
+                "to_stage_end": traced.stage_found,
+                "dump_bytes": (folder / dump).stat().st_size,
+            }
+            shown = " → ".join(f"{count} after {name}" if name != "input" else f"{count} at first"
+                               for name, count in traced.timeline())  # fmt: skip
+            scope = (
+                ""
+                if traced.stage_found
+                else f" (the {self.stage} text was not found among the dumps: to the end)"
+            )
+            lines.append(f"[{label}] per pass{scope}: {shown}" + (f"; {where}" if where else ""))
+        return timelines, lines
 
     def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
         failed = compile_failures(configs)
@@ -75,21 +116,27 @@ class Ir(CompiledExpectation):
         }
         counted = ", ".join(f"[{k}] {v}" for k, v in counts.items())
         limit = {"min_count": self.min_count, "max_count": self.max_count}
+        timelines, traced = self.pass_timelines(configs, folder)
+        measured: dict[str, Any] = {"count": counts, **({"passes": timelines} if timelines else {})}
+        crossings = "".join(
+            f"; [{label}] {t['crossing']}" for label, t in timelines.items() if t["crossing"] and label in bad
+        )
         if bad:
             return Verdict(
                 Outcome.FAIL,
                 f"IR_MISMATCH: {len(bad)} of {len(counts)} configs have a count of /{self.pattern}/ in "
-                f"{self.stage} outside {bound}: {counted}",
+                f"{self.stage} outside {bound}: {counted}{crossings}",
                 "IR_MISMATCH",
-                measured={"count": counts},
+                measured=measured,
                 limit=limit,
-                detail="\n".join(offending) or "(no matching lines)",
+                detail="\n".join([*offending, *traced]) or "(no matching lines)",
             )
         return Verdict(
             Outcome.PASS,
             f"/{self.pattern}/ in {self.stage}: {counted} (bound {bound})",
-            measured={"count": counts},
+            measured=measured,
             limit=limit,
+            detail="\n".join(traced),
         )
 
     @staticmethod

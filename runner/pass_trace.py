@@ -1,0 +1,112 @@
+"""Which compiler pass did it: an ir expectation's count after every MLIR pass of a compile.
+
+Triton prints the module before every MLIR pass when MLIR_ENABLE_DUMP=1 (the same header, `//
+-----// IR Dump Before PASS (argument) ('OP' operation[: @name]) //----- //`, from 3.0 to 3.9).
+The dump before pass k is the IR after pass k-1, so counting the pattern in each dump gives the
+count after each pass. The dumps run on past the stage the expectation reads (ttgir is followed
+by the passes that lower it to LLVM): the stage ends at the last dump whose text, without
+locations, is the stage's own text. LLVM's passes (llir to ptx or amdgcn) are not MLIR passes and
+are not traced. Pure: no compiler here, only text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+HEADER = re.compile(
+    r"^// -----// IR Dump (?P<when>Before|After) (?P<name>\S+) (?:\((?P<argument>[^)]*)\) )?"
+    r"\('(?P<op>[^']+)' operation(?::\s*@(?P<symbol>\S+))?\) //----- //$",
+    re.M,
+)
+LOCATION = re.compile(r"\s*loc\((?:[^()]|\([^()]*\))*\)")
+TRACED_STAGES = ("ttir", "ttgir", "llir")
+
+
+@dataclass(frozen=True)
+class PassStep:
+    """The count after `after` (the pass that ran just before this point; "" for the input)."""
+
+    after: str
+    count: int
+    scope: str  # the op the dump shows: builtin.module, or one function (tt.func @name)
+
+
+@dataclass(frozen=True)
+class PassTrace:
+    steps: list[PassStep]
+    stage_found: bool  # whether the stage's own text was found among the dumps (else: to the end)
+
+    def timeline(self) -> list[list[object]]:
+        """Compact, for the results file: [pass, count] where the count changes, plus the ends."""
+        shown: list[list[object]] = []
+        for index, step in enumerate(self.steps):
+            changed = index == 0 or step.count != self.steps[index - 1].count
+            if changed or index == len(self.steps) - 1:
+                shown.append([step.after or "input", step.count])
+        return shown
+
+
+def normalized(text: str) -> str:
+    """The IR without locations or blank lines: dumps and the saved stage print those differently."""
+    lines = (LOCATION.sub("", line).rstrip() for line in text.splitlines() if not line.startswith("#loc"))
+    return "\n".join(line for line in lines if line.strip())
+
+
+def dumps(text: str) -> list[tuple[re.Match[str], str]]:
+    """Each dump's header and body, in order."""
+    headers = list(HEADER.finditer(text))
+    return [
+        (header, text[header.end() : headers[i + 1].start() if i + 1 < len(headers) else len(text)])
+        for i, header in enumerate(headers)
+    ]
+
+
+def count_lines(text: str, pattern: re.Pattern[str]) -> int:
+    return sum(1 for line in text.splitlines() if pattern.search(line))
+
+
+def trace(dump_text: str, pattern: str, stage_text: str | None) -> PassTrace | None:
+    """The count of `pattern` (per line, as the ir expectation counts) after each pass, up to the
+    end of the stage whose final text is `stage_text`; None when the text holds no dumps."""
+    found = dumps(dump_text)
+    if not found:
+        return None
+    compiled = re.compile(pattern)
+    steps, previous = [], ""
+    for header, body in found:
+        symbol = f" @{header['symbol']}" if header["symbol"] else ""
+        if header["when"] == "Before":
+            steps.append(PassStep(previous, count_lines(body, compiled), header["op"] + symbol))
+            previous = header["name"]
+        else:  # printed after the pass: the count is the pass's own result
+            steps.append(PassStep(header["name"], count_lines(body, compiled), header["op"] + symbol))
+    end = None
+    if stage_text is not None:
+        final = normalized(stage_text)
+        equal = [i for i, (_, body) in enumerate(found) if normalized(body) == final]
+        end = equal[-1] if equal else None
+    if end is None:
+        return PassTrace(steps, stage_found=False)
+    return PassTrace(steps[: end + 1], stage_found=True)
+
+
+def crossing(trace: PassTrace, min_count: int | None, max_count: int | None) -> str:
+    """Where the count last went from inside the bound to outside it: the pass to look at."""
+
+    def inside(count: int) -> bool:
+        return (max_count is None or count <= max_count) and (min_count is None or count >= min_count)
+
+    steps = trace.steps
+    if not steps:
+        return ""
+    last = None
+    for index in range(1, len(steps)):
+        if inside(steps[index - 1].count) and not inside(steps[index].count):
+            last = index
+    if last is None:
+        if not inside(steps[0].count):
+            return f"outside the bound from the start ({steps[0].count} in the input to the first pass)"
+        return ""
+    step, before = steps[last], steps[last - 1]
+    return f"crosses the bound after {step.after} ({before.count} → {step.count})"

@@ -1,0 +1,96 @@
+"""--trace-passes on real compiles: an ir expectation's count after each MLIR pass of Triton, and
+the pass after which it crossed the bound."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conftest import run_written_case
+from kregress.pass_trace import PassStep, PassTrace, crossing, trace
+
+REPRO = """
+import torch
+import triton
+import triton.language as tl
+
+from kregress.case import TritonKernel
+
+
+@triton.jit
+def transpose_kernel(x_ptr, out_ptr, N: tl.constexpr):
+    rows = tl.arange(0, N)
+    tile = tl.load(x_ptr + rows[:, None] * N + rows[None, :])
+    tl.store(out_ptr + rows[:, None] * N + rows[None, :], tl.trans(tile))
+
+
+transpose = TritonKernel(
+    transpose_kernel,
+    args=lambda: {"x_ptr": torch.empty(64 * 64), "out_ptr": torch.empty(64 * 64)},
+    configs=[{"N": 64}],
+)
+"""
+
+MANIFEST = """
+title = "a transpose keeps one layout conversion"
+framework = "triton"
+[upstream]
+repo = "example/kernels"
+issue = "https://github.com/example/kernels/issues/9"
+[[expect]]
+name = "no-conversion"
+kind = "ir"
+kernel = "transpose"
+stage = "ttgir"
+pattern = 'convert_layout'
+max_count = 0
+targets = ["cuda:sm_80"]
+[[expect]]
+name = "no-barrier-in-ttir"
+kind = "ir"
+kernel = "transpose"
+stage = "ttir"
+pattern = 'gpu\\.barrier'
+max_count = 0
+targets = ["cuda:sm_80"]
+"""
+
+
+@pytest.mark.parametrize(
+    "toolchain",
+    [None, pytest.param("triton==3.0.0", marks=pytest.mark.slow)],
+    ids=["installed", "triton-3.0.0"],
+)
+def test_the_pass_that_brings_the_conversion_is_named(tmp_path: Path, toolchain: str | None) -> None:
+    args = ("--target", "cuda:sm_80", "--trace-passes", *(("--toolchain", toolchain) if toolchain else ()))
+    run = run_written_case(tmp_path, "transpose", REPRO, MANIFEST, args)
+    conversion = run.item("transpose::no-conversion[cuda:sm_80]")
+    assert conversion["outcome"] == "FAIL", run.output
+    # Measured the same on 3.0.0 (triton_gpu dialect) and 3.6 (ttg): none in TTIR, 7 after the
+    # conversion to TTGIR, 10 after Coalesce, 1 left by RemoveLayoutConversions, 1 in the final TTGIR.
+    assert "crosses the bound after ConvertTritonToTritonGPU (0 → 7)" in conversion["message"], conversion
+    steps = conversion["measured"]["passes"]["N=64"]["steps"]
+    assert steps[0] == ["input", 0] and ["ConvertTritonToTritonGPU", 7] in steps
+    assert ["TritonGPURemoveLayoutConversions", 1] in steps and steps[-1][1] == 1
+    assert conversion["measured"]["passes"]["N=64"]["to_stage_end"] is True
+    never = run.item(
+        "transpose::no-barrier-in-ttir[cuda:sm_80]"
+    )  # a pattern that never appears: a flat timeline, no crossing
+    assert never["outcome"] == "PASS"
+    assert never["measured"]["passes"]["N=64"]["steps"][0] == ["input", 0]
+    assert all(count == 0 for _, count in never["measured"]["passes"]["N=64"]["steps"])
+
+
+def test_without_the_option_nothing_is_traced(tmp_path: Path) -> None:
+    run = run_written_case(tmp_path, "transpose", REPRO, MANIFEST, ("--target", "cuda:sm_80"))
+    assert "passes" not in run.item("transpose::no-conversion[cuda:sm_80]")["measured"]
+
+
+def test_crossing_names_the_last_entry_outside_the_bound() -> None:
+    steps = [PassStep("", 0, "m"), PassStep("A", 3, "m"), PassStep("B", 1, "m"), PassStep("C", 2, "m")]
+    assert crossing(PassTrace(steps, True), None, 1) == "crosses the bound after C (1 → 2)"
+    assert crossing(PassTrace(steps, True), None, 5) == ""
+    start = crossing(PassTrace(steps, True), 1, None)
+    assert start == "outside the bound from the start (0 in the input to the first pass)"
+    assert trace("no dumps here", "x", None) is None
