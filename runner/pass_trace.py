@@ -92,7 +92,8 @@ def trace(dump_text: str, pattern: str, stage_text: str | None) -> PassTrace | N
 
 
 def crossing(trace: PassTrace, min_count: int | None, max_count: int | None) -> str:
-    """Where the count last went from inside the bound to outside it: the pass to look at."""
+    """Where the count last went from inside the bound to outside it: the pass to look at. When
+    it ends inside, a passing excursion is still said (outside after A, back inside after B)."""
 
     def inside(count: int) -> bool:
         return (max_count is None or count <= max_count) and (min_count is None or count >= min_count)
@@ -100,13 +101,17 @@ def crossing(trace: PassTrace, min_count: int | None, max_count: int | None) -> 
     steps = trace.steps
     if not steps:
         return ""
-    last = None
-    for index in range(1, len(steps)):
-        if inside(steps[index - 1].count) and not inside(steps[index].count):
-            last = index
-    if last is None:
+    exits = [i for i in range(1, len(steps)) if inside(steps[i - 1].count) and not inside(steps[i].count)]
+    if not exits:
         if not inside(steps[0].count):
             return f"outside the bound from the start ({steps[0].count} in the input to the first pass)"
         return ""
-    step, before = steps[last], steps[last - 1]
-    return f"crosses the bound after {step.after} ({before.count} → {step.count})"
+    last = exits[-1]
+    said = f"after {steps[last].after} ({steps[last - 1].count} → {steps[last].count})"
+    if not inside(steps[-1].count):
+        return f"crosses the bound {said}"
+    back = next(i for i in range(last + 1, len(steps)) if inside(steps[i].count))
+    return (
+        f"outside the bound {said}, back inside after {steps[back].after} "
+        f"({steps[back - 1].count} → {steps[back].count})"
+    )

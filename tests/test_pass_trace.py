@@ -91,6 +91,9 @@ def test_crossing_names_the_last_entry_outside_the_bound() -> None:
     steps = [PassStep("", 0, "m"), PassStep("A", 3, "m"), PassStep("B", 1, "m"), PassStep("C", 2, "m")]
     assert crossing(PassTrace(steps, True), None, 1) == "crosses the bound after C (1 → 2)"
     assert crossing(PassTrace(steps, True), None, 5) == ""
+    assert crossing(PassTrace(steps[:3], True), None, 1) == (
+        "outside the bound after A (0 → 3), back inside after B (3 → 1)"
+    )
     start = crossing(PassTrace(steps, True), 1, None)
     assert start == "outside the bound from the start (0 in the input to the first pass)"
     assert trace("no dumps here", "x", None) is None

@@ -60,6 +60,12 @@ class Ir(CompiledExpectation):
             dump = config["ir"].get("mlir-passes")
             if not dump:
                 continue
+            if self.stage not in TRACED_STAGES:
+                lines.append(
+                    f"[{config['label']}] per pass: not traced: {self.stage} comes from LLVM after the MLIR "
+                    f"passes, which are all that MLIR_ENABLE_DUMP shows (traced: {', '.join(TRACED_STAGES)})"
+                )
+                continue
             stage = (folder / config["ir"][self.stage]).read_text()
             traced = trace((folder / dump).read_text(errors="replace"), self.pattern, stage)
             label = config["label"]
