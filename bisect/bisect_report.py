@@ -9,8 +9,10 @@ import shlex
 from rich.table import Table
 
 from kregress.bisect.bisection import MAX_EXCERPT, Level, Point
+from kregress.bisect.judging import Observation
 from kregress.bisect.search import PointVerdict
 from kregress.markdown import fenced
+from kregress.pass_trace import first_difference
 
 
 def changed_values(good: Point, bad: Point) -> list[str]:
@@ -87,8 +89,46 @@ def culprit_details(level: Level) -> list[str]:
     return lines
 
 
+def pass_section(good: str, bad: str, before: Observation, after: Observation) -> list[str]:
+    """The ir expectation's count after every MLIR pass at the last good and the first bad point,
+    side by side, and the first pass (of those both ran) whose count differs."""
+    lines: list[str] = []
+    for item, measured in before.measured.items():
+        traced_before = (measured or {}).get("passes") or {}
+        traced_after = (after.measured.get(item) or {}).get("passes") or {}
+        for config, timeline in traced_before.items():
+            other = traced_after.get(config)
+            if not other:
+                continue
+            lines += ["", f"Pass by pass, {item} [{config}]:"]
+            difference = first_difference(timeline["every_pass"], other["every_pass"])
+            if difference:
+                name, was, now = difference
+                lines.append(
+                    f"the first pass whose count differs: {good} leaves {was} after {name}, {bad} {now}"
+                )
+            else:
+                lines.append("the passes both run leave the same counts; they differ in which passes run")
+            counts = {str(name): count for name, count in other["every_pass"]}
+            ran_before = {str(name) for name, _ in timeline["every_pass"]}
+            changed = {str(name) for name, _ in timeline["steps"]} | {str(name) for name, _ in other["steps"]}
+            lines += [f"\n| pass | {good} | {bad} |", "|---|---|---|"]
+            for name, count in timeline["every_pass"]:
+                if str(name) in changed or counts.get(str(name), count) != count:
+                    lines.append(f"| {name} | {count} | {counts.get(str(name), '(not run)')} |")
+            for name, count in other["every_pass"]:
+                if str(name) not in ran_before and str(name) in changed:
+                    lines.append(f"| {name} | (not run) | {count} |")
+    return lines
+
+
 def markdown(
-    case: str, expectation: str | None, target: str | None, regress: str, levels: list[Level]
+    case: str,
+    expectation: str | None,
+    target: str | None,
+    regress: str,
+    levels: list[Level],
+    passes: list[str] | None = None,
 ) -> str:
     """One report for every level searched: the headlines first, then each level's points, then
     the details at the last level's culprit (the commit when there is one)."""
@@ -107,6 +147,7 @@ def markdown(
         lines += ["", *points_rows(level)]
     searched = [level for level in levels if level.result is not None]
     lines += culprit_details(searched[-1]) if searched else []
+    lines += passes or []
     counts = ", ".join(
         f"{level.result.calls} points judged in {level.result.rounds} rounds over {len(level.candidates)} "
         f"{level.name.split()[0].lower()}"

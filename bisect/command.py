@@ -15,12 +15,13 @@ disagrees with a build of its tag); 3 infrastructure (the runner or the package 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 from pathlib import Path
 
 from rich.console import Console
 
-from kregress.bisect.bisect_report import markdown, points_table
+from kregress.bisect.bisect_report import markdown, pass_section, points_table
 from kregress.bisect.bisection import (
     Bisection,
     Level,
@@ -42,6 +43,7 @@ from kregress.bisect.candidates import (
 )
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
 from kregress.bisect.search import one_point, plain_bound
+from kregress.manifest import load_case
 from kregress.toolchains import INDEX_VARIABLE
 
 # Parsing and the order of the steps only: candidates.py lists them, bisection.py judges and
@@ -100,11 +102,30 @@ def command_bisect(args: argparse.Namespace) -> int:
     for level in levels:
         if level.result is not None:
             console.print(points_table(level))
-    text = markdown(args.case, args.expectation, args.target, args.regress, levels)
+    passes = pass_trace_at_culprit(levels[-1], run, console) if levels[-1].exact else []
+    text = markdown(args.case, args.expectation, args.target, args.regress, levels, passes)
     print(text)
     if args.markdown:
         args.markdown.write_text(text + "\n")
     return EXIT_FOUND if levels[-1].exact else EXIT_NOT_FOUND
+
+
+def pass_trace_at_culprit(level: Level, run: CaseRun, console: Console) -> list[str]:
+    """For one ir expectation of a Triton case: judge the last good and the first bad point once
+    more with --trace-passes, and say which MLIR pass first leaves a different count."""
+    if not run.expectation or level.last_good is None or level.culprit is None:
+        return []
+    case = load_case(run.corpus / run.case / "case.toml")
+    kinds = {name: expectation.kind for name, expectation in case.expectations()}
+    if case.manifest.framework != "triton" or kinds.get(run.expectation) != "ir":
+        return []
+    specs = [level.bisection.known_toolchain(c) for c in (level.last_good, level.culprit)]
+    if not all(specs):
+        return []
+    console.print(f"tracing {run.expectation} pass by pass at {level.last_good.label}, {level.culprit.label}")
+    traced = dataclasses.replace(run, trace_passes=True)
+    before, after = (traced.observe(spec) for spec in specs)
+    return pass_section(level.last_good.label, level.culprit.label, before, after)
 
 
 def check_tags(args: argparse.Namespace, candidates: list, console: Console) -> None:

@@ -101,6 +101,7 @@ class CaseRun:
     target: str | None
     matrix: Path | None = None
     timeout: float | None = None
+    trace_passes: bool = False  # never memoized: only asked at the culprit, for the report
 
     def selection(self) -> list[str]:
         manifest = self.corpus / self.case / "case.toml"
@@ -130,6 +131,8 @@ class CaseRun:
             command += ["--case-timeout", str(self.timeout)]
         if report:
             command += ["--kregress-json", str(report)]
+        if self.trace_passes:
+            command.append("--trace-passes")
         return command
 
     def observe(self, toolchain: str | None) -> Observation:

@@ -37,6 +37,17 @@ class PassTrace:
     steps: list[PassStep]
     stage_found: bool  # whether the stage's own text was found among the dumps (else: to the end)
 
+    def every_pass(self) -> list[list[object]]:
+        """[pass, count] after every pass, a pass that runs again numbered (#2, #3): what two
+        releases or commits are compared on."""
+        seen: dict[str, int] = {}
+        rows: list[list[object]] = []
+        for step in self.steps:
+            name = step.after or "input"
+            seen[name] = seen.get(name, 0) + 1
+            rows.append([name if seen[name] == 1 else f"{name}#{seen[name]}", step.count])
+        return rows
+
     def timeline(self) -> list[list[object]]:
         """Compact, for the results file: [pass, count] where the count changes, plus the ends."""
         shown: list[list[object]] = []
@@ -115,3 +126,15 @@ def crossing(trace: PassTrace, min_count: int | None, max_count: int | None) -> 
         f"outside the bound {said}, back inside after {steps[back].after} "
         f"({steps[back - 1].count} → {steps[back].count})"
     )
+
+
+def first_difference(
+    before: list[list[object]], after: list[list[object]]
+) -> tuple[str, object, object] | None:
+    """The first pass (of those both ran, in `before`'s order) after which the counts differ:
+    (pass, count before, count after)."""
+    counts = {str(name): count for name, count in after}
+    for name, count in before:
+        if str(name) in counts and counts[str(name)] != count:
+            return str(name), count, counts[str(name)]
+    return None

@@ -75,6 +75,7 @@ class Ir(CompiledExpectation):
             where = crossing(traced, self.min_count, self.max_count)
             timelines[label] = {
                 "steps": traced.timeline(),
+                "every_pass": traced.every_pass(),
                 "passes": len(traced.steps),
                 "crossing": where,
                 "to_stage_end": traced.stage_found,
