@@ -12,7 +12,7 @@ from kregress.bisect.bisection import MAX_EXCERPT, Level, Point
 from kregress.bisect.judging import Observation
 from kregress.bisect.search import PointVerdict
 from kregress.markdown import fenced
-from kregress.pass_trace import first_difference
+from kregress.pass_trace import aligned, first_difference
 
 
 def changed_values(good: Point, bad: Point) -> list[str]:
@@ -109,16 +109,16 @@ def pass_section(good: str, bad: str, before: Observation, after: Observation) -
                 )
             else:
                 lines.append("the passes both run leave the same counts; they differ in which passes run")
-            counts = {str(name): count for name, count in other["every_pass"]}
-            ran_before = {str(name) for name, _ in timeline["every_pass"]}
-            changed = {str(name) for name, _ in timeline["steps"]} | {str(name) for name, _ in other["steps"]}
-            lines += [f"\n| pass | {good} | {bad} |", "|---|---|---|"]
-            for name, count in timeline["every_pass"]:
-                if str(name) in changed or counts.get(str(name), count) != count:
-                    lines.append(f"| {name} | {count} | {counts.get(str(name), '(not run)')} |")
-            for name, count in other["every_pass"]:
-                if str(name) not in ran_before and str(name) in changed:
-                    lines.append(f"| {name} | (not run) | {count} |")
+            pairs = dict(aligned(timeline["every_pass"], other["every_pass"]))
+            lines += [f"\n| after pass (where either count changes) | {good} | {bad} |", "|---|---|---|"]
+            previous: tuple[object, object] | None = None
+            last = len(timeline["every_pass"]) - 1
+            for index, (name, count) in enumerate(timeline["every_pass"]):
+                match = pairs.get(index)
+                then = other["every_pass"][match][1] if match is not None else "(not run)"
+                if previous is None or previous != (count, then) or index == last:
+                    lines.append(f"| {str(name).split('#')[0]} | {count} | {then} |")
+                previous = (count, then)
     return lines
 
 

@@ -11,6 +11,7 @@ are not traced. Pure: no compiler here, only text.
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -128,13 +129,20 @@ def crossing(trace: PassTrace, min_count: int | None, max_count: int | None) -> 
     )
 
 
+def aligned(before: list[list[object]], after: list[list[object]]) -> list[tuple[int, int]]:
+    """Index pairs of the passes two compiles both ran, in order (a longest common subsequence of
+    their pass names): releases add, drop and move passes, so names alone would pair the wrong ones."""
+    names = [str(name).split("#")[0] for name, _ in before], [str(name).split("#")[0] for name, _ in after]
+    matcher = difflib.SequenceMatcher(a=names[0], b=names[1], autojunk=False)
+    return [(block.a + k, block.b + k) for block in matcher.get_matching_blocks() for k in range(block.size)]
+
+
 def first_difference(
     before: list[list[object]], after: list[list[object]]
 ) -> tuple[str, object, object] | None:
-    """The first pass (of those both ran, in `before`'s order) after which the counts differ:
+    """The first pass both compiles ran, in order, after which the counts differ:
     (pass, count before, count after)."""
-    counts = {str(name): count for name, count in after}
-    for name, count in before:
-        if str(name) in counts and counts[str(name)] != count:
-            return str(name), count, counts[str(name)]
+    for i, j in aligned(before, after):
+        if before[i][1] != after[j][1]:
+            return str(before[i][0]).split("#")[0], before[i][1], after[j][1]
     return None

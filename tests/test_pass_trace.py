@@ -3,6 +3,8 @@ the pass after which it crossed the bound."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -97,3 +99,28 @@ def test_crossing_names_the_last_entry_outside_the_bound() -> None:
     start = crossing(PassTrace(steps, True), 1, None)
     assert start == "outside the bound from the start (0 in the input to the first pass)"
     assert trace("no dumps here", "x", None) is None
+
+
+@pytest.mark.slow
+def test_a_release_bisect_names_the_first_pass_that_differs(tmp_path: Path) -> None:
+    """Triton 3.3.0 renamed the TritonGPU dialect to ttg: a pattern on the new name is 0 up to 3.2.0
+    and 1 from 3.3.0. The bisect names 3.3.0, and the pass where the two compiles part."""
+    case = tmp_path / "corpus" / "transpose"
+    case.mkdir(parents=True)
+    (case / "repro.py").write_text(REPRO)
+    (case / "case.toml").write_text(
+        MANIFEST.replace("pattern = 'convert_layout'", "pattern = 'ttg\\.convert_layout'")
+    )
+    report = tmp_path / "report.md"
+    command = [sys.executable, "-m", "kregress.cli", "bisect", "transpose", "-e", "no-conversion",
+               "-t", "cuda:sm_80", "--good", "triton==3.1.0", "--bad", "triton==3.4.0",
+               "--corpus", str(tmp_path / "corpus"), "--markdown", str(report)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=900, check=False)
+    assert done.returncode == 0, done.stderr
+    text = report.read_text()
+    assert "First bad (fail): **triton==3.3.0**; last good: triton==3.2.0." in text
+    assert (
+        "the first pass whose count differs: triton==3.2.0 leaves 0 after ConvertTritonToTritonGPU, "
+        "triton==3.3.0 7" in text
+    ), text
+    assert "| TritonGPURemoveLayoutConversions | 0 | 1 |" in text
