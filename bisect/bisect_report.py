@@ -98,7 +98,7 @@ def pass_section(good: str, bad: str, before: Observation, after: Observation) -
         traced_after = (after.measured.get(item) or {}).get("passes") or {}
         for config, timeline in traced_before.items():
             other = traced_after.get(config)
-            if not other:
+            if not other or "every_pass" not in timeline or "every_pass" not in other:
                 continue
             lines += ["", f"Pass by pass, {item} [{config}]:"]
             difference = first_difference(timeline["every_pass"], other["every_pass"])

@@ -56,6 +56,14 @@ stage = "ttir"
 pattern = 'gpu\\.barrier'
 max_count = 0
 targets = ["cuda:sm_80"]
+[[expect]]
+name = "ptx-stores"
+kind = "ir"
+kernel = "transpose"
+stage = "ptx"
+pattern = 'st\\.global'
+min_count = 1
+targets = ["cuda:sm_80"]
 """
 
 
@@ -82,6 +90,8 @@ def test_the_pass_that_brings_the_conversion_is_named(tmp_path: Path, toolchain:
     assert never["outcome"] == "PASS"
     assert never["measured"]["passes"]["N=64"]["steps"][0] == ["input", 0]
     assert all(count == 0 for _, count in never["measured"]["passes"]["N=64"]["steps"])
+    llvm = run.item("transpose::ptx-stores[cuda:sm_80]")  # not an MLIR stage: said, not silently absent
+    assert llvm["measured"]["passes"]["N=64"]["unavailable"].startswith("not traced: ptx comes from LLVM")
 
 
 def test_without_the_option_nothing_is_traced(tmp_path: Path) -> None:

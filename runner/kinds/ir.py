@@ -47,10 +47,9 @@ class Ir(CompiledExpectation):
         return self
 
     def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
-        traced = bool(getoption("trace_passes")) and self.stage in TRACED_STAGES
-        return Job(
-            "compile", attr=self.kernel, trace_passes=traced and common["framework"] == "triton", **common
-        )
+        """With --trace-passes, a compile of its own that keeps the IR before every pass (the
+        adapter says when its framework cannot)."""
+        return Job("compile", attr=self.kernel, trace_passes=bool(getoption("trace_passes")), **common)
 
     def pass_timelines(self, configs: list[dict[str, Any]], folder: Path) -> tuple[dict[str, Any], list[str]]:
         """Per traced config: the count after each MLIR pass, and where it crossed the bound."""
@@ -58,13 +57,17 @@ class Ir(CompiledExpectation):
         lines: list[str] = []
         for config in configs:
             dump = config["ir"].get("mlir-passes")
-            if not dump:
-                continue
-            if self.stage not in TRACED_STAGES:
-                lines.append(
-                    f"[{config['label']}] per pass: not traced: {self.stage} comes from LLVM after the MLIR "
-                    f"passes, which are all that MLIR_ENABLE_DUMP shows (traced: {', '.join(TRACED_STAGES)})"
+            why_not = config.get("unavailable", {}).get("mlir-passes")
+            if dump and self.stage not in TRACED_STAGES:
+                why_not = (
+                    f"not traced: {self.stage} comes from LLVM after the MLIR passes, which are all that "
+                    f"MLIR_ENABLE_DUMP shows (traced: {', '.join(TRACED_STAGES)})"
                 )
+            if why_not:
+                timelines[config["label"]] = {"unavailable": why_not}
+                lines.append(f"[{config['label']}] per pass: {why_not}")
+                continue
+            if not dump:
                 continue
             stage = (folder / config["ir"][self.stage]).read_text()
             traced = trace((folder / dump).read_text(errors="replace"), self.pattern, stage)
@@ -126,7 +129,9 @@ class Ir(CompiledExpectation):
         timelines, traced = self.pass_timelines(configs, folder)
         measured: dict[str, Any] = {"count": counts, **({"passes": timelines} if timelines else {})}
         crossings = "".join(
-            f"; [{label}] {t['crossing']}" for label, t in timelines.items() if t["crossing"] and label in bad
+            f"; [{label}] {t['crossing']}"
+            for label, t in timelines.items()
+            if t.get("crossing") and label in bad
         )
         if bad:
             return Verdict(
