@@ -84,12 +84,6 @@ class Bisection:
         self.builder, self.memo, self.console = builder, memo, console
         self.points: dict[str, Point] = {}
 
-    def toolchain(self, candidate: Candidate) -> str:
-        if candidate.toolchain:
-            return candidate.toolchain
-        assert self.builder is not None and candidate.commit is not None
-        return self.builder.build(candidate.commit)
-
     def known_toolchain(self, candidate: Candidate) -> str | None:
         """The candidate's toolchain if it exists already (a release, or a commit built during the
         search); never builds."""

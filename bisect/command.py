@@ -33,6 +33,7 @@ from kregress.bisect.bisection import (
 )
 from kregress.bisect.candidates import (
     DEFAULT_TAG_PATTERN,
+    Candidate,
     CandidateError,
     CommitBuilder,
     commit_candidates,
@@ -128,7 +129,7 @@ def pass_trace_at_culprit(level: Level, run: CaseRun, console: Console) -> list[
     return pass_section(level.last_good.label, level.culprit.label, before, after)
 
 
-def check_tags(args: argparse.Namespace, candidates: list, console: Console) -> None:
+def check_tags(args: argparse.Namespace, candidates: list[Candidate], console: Console) -> None:
     """Both ends must have their tags before hours go into the releases; a missing tag between
     them matters only if the search ends next to it, so it is said now and checked then."""
     release_tag(args.repo, args.tag_pattern, args.good)
