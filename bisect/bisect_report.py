@@ -117,7 +117,7 @@ def pass_section(good: str, bad: str, before: Observation, after: Observation) -
                 match = pairs.get(index)
                 then = other["every_pass"][match][1] if match is not None else "(not run)"
                 if previous is None or previous != (count, then) or index == last:
-                    lines.append(f"| {str(name).split('#')[0]} | {count} | {then} |")
+                    lines.append(f"| {name} | {count} | {then} |")
                 previous = (count, then)
     return lines
 

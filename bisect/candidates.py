@@ -44,11 +44,11 @@ PYPI = "https://pypi.org/simple"
 SIMPLE_JSON = "application/vnd.pypi.simple.v1+json"  # PEP 691; HTML (PEP 503) is read too
 BUILD_TIMEOUT = 4 * 3600
 DEFAULT_TAG_PATTERN = "v{version}"
+DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+PR_NUMBER = (re.compile(r"\(#(\d+)\)\s*$"), re.compile(r"^Merge pull request #(\d+)"))
 
 if TYPE_CHECKING:
     import git  # imported where used: gitpython is slow to import and only git refs need it
-DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
-PR_NUMBER = (re.compile(r"\(#(\d+)\)\s*$"), re.compile(r"^Merge pull request #(\d+)"))
 
 
 class CandidateError(Exception):
@@ -221,17 +221,22 @@ class TagRange:
     starts_at_good_tag: bool
 
 
-def release_tag(repo: Path, pattern: str, release: str) -> str:
-    """The tag of `release` (triton==3.2.0) under `pattern` (v{version}), or a CandidateError
-    naming the pattern when the clone has no such tag."""
-    import git
-
+def tag_name(pattern: str, release: str) -> str:
+    """The tag `pattern` (v{version}) gives `release` (triton==3.2.0)."""
     if "{version}" not in pattern:
         raise CandidateError(f"--tag-pattern {pattern!r} must contain {{version}}, e.g. v{{version}}")
     ref = parse_version_ref(release)
     if ref is None:
         raise CandidateError(f"{release!r} is not a release like triton==3.2.0")
-    tag = pattern.format(version=ref.version)
+    return pattern.format(version=ref.version)
+
+
+def release_tag(repo: Path, pattern: str, release: str) -> str:
+    """The tag of `release` under `pattern`, or a CandidateError naming the pattern when the clone
+    has no such tag."""
+    import git
+
+    tag = tag_name(pattern, release)
     try:
         git.Repo(repo).commit(f"refs/tags/{tag}")
     except (git.exc.GitError, ValueError, git.exc.BadName):
@@ -249,14 +254,14 @@ def tag_range(repo: Path, pattern: str, good: str, bad: str, *, first_parent: bo
     good_tag, bad_tag = release_tag(repo, pattern, good), release_tag(repo, pattern, bad)
     clone = git.Repo(repo)
     low, high = clone.commit(f"refs/tags/{good_tag}"), clone.commit(f"refs/tags/{bad_tag}")
-    if clone.is_ancestor(low, high):
-        commits = commits_between(clone, low.hexsha, high.hexsha, first_parent)
-        return TagRange(commits, good_tag, bad_tag, starts_at_good_tag=True)
-    bases = clone.merge_base(low, high)
-    if not bases:
-        raise CandidateError(f"{good_tag} and {bad_tag} share no history in {repo}")
-    commits = commits_between(clone, bases[0].hexsha, high.hexsha, first_parent)
-    return TagRange(commits, good_tag, bad_tag, starts_at_good_tag=False)
+    starts_at_good_tag = clone.is_ancestor(low, high)
+    if not starts_at_good_tag:
+        bases = clone.merge_base(low, high)
+        if not bases:
+            raise CandidateError(f"{good_tag} and {bad_tag} share no history in {repo}")
+        low = bases[0]
+    commits = commits_between(clone, low.hexsha, high.hexsha, first_parent)
+    return TagRange(commits, good_tag, bad_tag, starts_at_good_tag)
 
 
 class CommitBuilder:

@@ -40,6 +40,7 @@ from kregress.bisect.candidates import (
     parse_version_ref,
     release_candidates,
     release_tag,
+    tag_name,
     tag_range,
 )
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
@@ -132,14 +133,14 @@ def pass_trace_at_culprit(level: Level, run: CaseRun, console: Console) -> list[
 def check_tags(args: argparse.Namespace, candidates: list[Candidate], console: Console) -> None:
     """Both ends must have their tags before hours go into the releases; a missing tag between
     them matters only if the search ends next to it, so it is said now and checked then."""
-    release_tag(args.repo, args.tag_pattern, args.good)
-    release_tag(args.repo, args.tag_pattern, args.bad)
     missing = []
-    for candidate in candidates[1:-1]:
+    for index, candidate in enumerate(candidates):
         try:
             release_tag(args.repo, args.tag_pattern, candidate.label)
         except CandidateError:
-            missing.append(args.tag_pattern.format(version=parse_version_ref(candidate.label).version))
+            if index in (0, len(candidates) - 1):
+                raise
+            missing.append(tag_name(args.tag_pattern, candidate.label))
     if missing:
         console.print(
             f"[yellow]{args.repo} lacks the tags {', '.join(missing)} (pattern {args.tag_pattern!r}): the "

@@ -39,15 +39,9 @@ class PassTrace:
     stage_found: bool  # whether the stage's own text was found among the dumps (else: to the end)
 
     def every_pass(self) -> list[list[object]]:
-        """[pass, count] after every pass, a pass that runs again numbered (#2, #3): what two
-        releases or commits are compared on."""
-        seen: dict[str, int] = {}
-        rows: list[list[object]] = []
-        for step in self.steps:
-            name = step.after or "input"
-            seen[name] = seen.get(name, 0) + 1
-            rows.append([name if seen[name] == 1 else f"{name}#{seen[name]}", step.count])
-        return rows
+        """[pass, count] after every pass: what two releases or commits are compared on (aligned
+        in order, see `aligned`)."""
+        return [[step.after or "input", step.count] for step in self.steps]
 
     def timeline(self) -> list[list[object]]:
         """Compact, for the results file: [pass, count] where the count changes, plus the ends."""
@@ -132,7 +126,7 @@ def crossing(trace: PassTrace, min_count: int | None, max_count: int | None) -> 
 def aligned(before: list[list[object]], after: list[list[object]]) -> list[tuple[int, int]]:
     """Index pairs of the passes two compiles both ran, in order (a longest common subsequence of
     their pass names): releases add, drop and move passes, so names alone would pair the wrong ones."""
-    names = [str(name).split("#")[0] for name, _ in before], [str(name).split("#")[0] for name, _ in after]
+    names = [str(name) for name, _ in before], [str(name) for name, _ in after]
     matcher = difflib.SequenceMatcher(a=names[0], b=names[1], autojunk=False)
     return [(block.a + k, block.b + k) for block in matcher.get_matching_blocks() for k in range(block.size)]
 
@@ -144,5 +138,5 @@ def first_difference(
     (pass, count before, count after)."""
     for i, j in aligned(before, after):
         if before[i][1] != after[j][1]:
-            return str(before[i][0]).split("#")[0], before[i][1], after[j][1]
+            return str(before[i][0]), before[i][1], after[j][1]
     return None

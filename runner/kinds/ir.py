@@ -56,7 +56,7 @@ class Ir(CompiledExpectation):
         timelines: dict[str, Any] = {}
         lines: list[str] = []
         for config in configs:
-            dump = config["ir"].get("mlir-passes")
+            label, dump = config["label"], config["ir"].get("mlir-passes")
             why_not = config.get("unavailable", {}).get("mlir-passes")
             if dump and self.stage not in TRACED_STAGES:
                 why_not = (
@@ -64,14 +64,13 @@ class Ir(CompiledExpectation):
                     f"MLIR_ENABLE_DUMP shows (traced: {', '.join(TRACED_STAGES)})"
                 )
             if why_not:
-                timelines[config["label"]] = {"unavailable": why_not}
-                lines.append(f"[{config['label']}] per pass: {why_not}")
+                timelines[label] = {"unavailable": why_not}
+                lines.append(f"[{label}] per pass: {why_not}")
                 continue
             if not dump:
                 continue
             stage = (folder / config["ir"][self.stage]).read_text()
             traced = trace((folder / dump).read_text(errors="replace"), self.pattern, stage)
-            label = config["label"]
             if traced is None:
                 lines.append(f"[{label}] no pass dumps: this toolchain printed none with MLIR_ENABLE_DUMP=1")
                 continue
