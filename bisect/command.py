@@ -113,13 +113,13 @@ def command_bisect(args: argparse.Namespace) -> int:
 
 
 def pass_trace_at_culprit(level: Level, run: CaseRun, console: Console) -> list[str]:
-    """For one ir expectation of a Triton case: judge the last good and the first bad point once
-    more with --trace-passes, and say which MLIR pass first leaves a different count."""
+    """For one ir or resource expectation of a Triton case: judge the last good and the first bad
+    point once more with --trace-passes, and say which MLIR pass first leaves a different count."""
     if not run.expectation or level.last_good is None or level.culprit is None:
         return []
     case = load_case(run.corpus / run.case / "case.toml")
     kinds = {name: expectation.kind for name, expectation in case.expectations()}
-    if case.manifest.framework != "triton" or kinds.get(run.expectation) != "ir":
+    if case.manifest.framework != "triton" or kinds.get(run.expectation) not in ("ir", "resource"):
         return []
     specs = [level.bisection.known_toolchain(c) for c in (level.last_good, level.culprit)]
     if not all(specs):

@@ -171,6 +171,9 @@ line.limit { stroke: #cf222e; stroke-dasharray: 3 2; stroke-width: 1; }
 .filters button { margin-right: .3rem; } .filters button[aria-pressed="true"] { font-weight: 700; }
 tr.hidden { display: none; }
 li.change.flaky { background: #fff8c5; }
+details.pass-timeline { font-size: 11px; margin: 0 0 4px 1em; max-width: 28em; }
+details.pass-timeline p { margin: 2px 0; } ol.passes { margin: 0; padding-left: 1.6em; }
+ol.passes .pass { font-family: ui-monospace, monospace; } p.crossing { color: #cf222e; font-weight: 600; }
 """
 
 # Filters rows by outcome; `#only=FAIL` in the address opens the page filtered (a link to share).
@@ -257,6 +260,7 @@ def render_html(matrix: RunMatrix) -> str:
                     f'<span class="badge">{item["outcome"]}</span> {e(name)}'
                     + (f' <span class="figure">{e(shown)}</span>' if shown else "")
                     + "</div>"
+                    + pass_timeline_html(item)
                 )
             parts.append(
                 f'<td class="cell outcome-{outcome}" data-case="{e(case)}" data-target="{e(column.target)}" '
@@ -271,6 +275,39 @@ def render_html(matrix: RunMatrix) -> str:
         f"<script>{SCRIPT}</script></body></html>",
     ]
     return "\n".join(parts)
+
+
+def pass_timeline_html(item: dict[str, Any]) -> str:
+    """Under an item traced pass by pass: its figure after each pass where it changed, per config,
+    and the pass after which it crossed the bound. Open for a FAIL, folded otherwise."""
+    traced = ((item.get("measured") or {}).get("passes")) or {}
+    if not isinstance(traced, dict) or not traced:
+        return ""
+    e = html.escape
+    parts = []
+    for config, timeline in traced.items():
+        if not isinstance(timeline, dict):
+            continue
+        if "unavailable" in timeline:
+            parts.append(f'<p class="config">[{e(config)}] {e(str(timeline["unavailable"]))}</p>')
+            continue
+        steps = "".join(
+            f'<li><span class="pass">{e(str(name))}</span> <b>{e(str(count))}</b></li>'
+            for name, count in timeline.get("steps") or []
+        )
+        where = f'<p class="crossing">{e(timeline["crossing"])}</p>' if timeline.get("crossing") else ""
+        bytes_after = (timeline.get("allocated") or [])[1:]  # the first entry: 0, before the allocation
+        allocated = " → ".join(f"{count} B after {name}" for name, count in bytes_after)
+        parts.append(
+            f'<p class="config">[{e(config)}] {e(str(timeline.get("of") or "count"))}, after each pass '
+            f'where it changes ({timeline.get("passes", "?")} passes):</p><ol class="passes">{steps}</ol>'
+            + where
+            + (f'<p class="allocated">allocated: {e(allocated)}</p>' if allocated else "")
+        )
+    if not parts:
+        return ""
+    opened = " open" if item.get("outcome") == "FAIL" else ""
+    return f'<details class="pass-timeline"{opened}><summary>pass by pass</summary>{"".join(parts)}</details>'
 
 
 def render_changes_html(changes: Changes | None) -> str:

@@ -6,13 +6,16 @@ The dump before pass k is the IR after pass k-1, so counting the pattern in each
 count after each pass. The dumps run on past the stage the expectation reads (ttgir is followed
 by the passes that lower it to LLVM): the stage ends at the last dump whose text, without
 locations, is the stage's own text. LLVM's passes (llir to ptx or amdgcn) are not MLIR passes and
-are not traced. Pure: no compiler here, only text.
+are not traced. TileLang lowers TIR through TVM passes; its adapter writes the TIR after each one
+under the same headers, and a cuda_source pattern is counted in that TIR (the CUDA source itself is
+generated after the last pass). Pure: no compiler here, only text.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 HEADER = re.compile(
@@ -21,7 +24,14 @@ HEADER = re.compile(
     re.M,
 )
 LOCATION = re.compile(r"\s*loc\((?:[^()]|\([^()]*\))*\)")
-TRACED_STAGES = ("ttir", "ttgir", "llir")
+TRACED_STAGES = ("ttir", "ttgir", "llir", "cuda_source")  # cuda_source: TileLang, counted in TIR
+PASS_DUMPS = "pass-dumps"  # a config's IR file of the dumps, beside its stages
+# The ops of TritonGPU that may take shared memory (3.0–3.2 spell the dialect triton_gpu): a layout
+# conversion through shared memory and an explicit allocation. Counted per pass for a shared_bytes
+# expectation, because no pass before the allocation knows bytes.
+SHARED_MEMORY_OPS = r"\b(?:ttg|triton_gpu)\.(?:local_alloc|convert_layout)\b"
+# The module attribute the allocation pass writes: the kernel's shared memory in bytes.
+SHARED_ATTRIBUTE = re.compile(r'"?\b(?:ttg|triton_gpu)\.shared"?\s*=\s*(\d+)\s*:')
 
 
 @dataclass(frozen=True)
@@ -53,6 +63,11 @@ class PassTrace:
         return shown
 
 
+def dump_header(when: str, name: str, op: str) -> str:
+    """The header MLIR prints before (or after) a pass, for dumps written in its format."""
+    return f"// -----// IR Dump {when} {name} ('{op}' operation) //----- //"
+
+
 def normalized(text: str) -> str:
     """The IR without locations or blank lines: dumps and the saved stage print those differently."""
     lines = (LOCATION.sub("", line).rstrip() for line in text.splitlines() if not line.startswith("#loc"))
@@ -72,21 +87,41 @@ def count_lines(text: str, pattern: re.Pattern[str]) -> int:
     return sum(1 for line in text.splitlines() if pattern.search(line))
 
 
-def trace(dump_text: str, pattern: str, stage_text: str | None) -> PassTrace | None:
-    """The count of `pattern` (per line, as the ir expectation counts) after each pass, up to the
-    end of the stage whose final text is `stage_text`; None when the text holds no dumps."""
+def shared_bytes(text: str) -> int | None:
+    """The shared memory the allocation pass assigned (0 before it has run); None for a dump of
+    one function, which does not show the module's attributes."""
+    if not re.search(r"^\s*module\b", text, re.M):
+        return None
+    found = SHARED_ATTRIBUTE.search(text)
+    return int(found.group(1)) if found else 0
+
+
+def trace(
+    dump_text: str, pattern: str | Callable[[str], int | None], stage_text: str | None
+) -> PassTrace | None:
+    """The count of `pattern` (per line, as the ir expectation counts; or any figure of the IR
+    text, None where a dump does not show it) after each pass, up to the end of the stage whose
+    final text is `stage_text` (None: all passes); None when the text holds no dumps."""
     found = dumps(dump_text)
     if not found:
         return None
-    compiled = re.compile(pattern)
-    steps, previous = [], ""
+    if callable(pattern):
+        measure = pattern
+    else:
+        compiled = re.compile(pattern)
+        measure = lambda body: count_lines(body, compiled)  # noqa: E731
+    steps: list[PassStep] = []
+    previous = ""
     for header, body in found:
         symbol = f" @{header['symbol']}" if header["symbol"] else ""
+        value = measure(body)
+        if value is None:
+            value = steps[-1].count if steps else 0
         if header["when"] == "Before":
-            steps.append(PassStep(previous, count_lines(body, compiled), header["op"] + symbol))
+            steps.append(PassStep(previous, value, header["op"] + symbol))
             previous = header["name"]
         else:  # printed after the pass: the count is the pass's own result
-            steps.append(PassStep(header["name"], count_lines(body, compiled), header["op"] + symbol))
+            steps.append(PassStep(header["name"], value, header["op"] + symbol))
     end = None
     if stage_text is not None:
         final = normalized(stage_text)
@@ -109,9 +144,13 @@ def crossing(trace: PassTrace, min_count: int | None, max_count: int | None) -> 
         return ""
     exits = [i for i in range(1, len(steps)) if inside(steps[i - 1].count) and not inside(steps[i].count)]
     if not exits:
-        if not inside(steps[0].count):
-            return f"outside the bound from the start ({steps[0].count} in the input to the first pass)"
-        return ""
+        if inside(steps[0].count):
+            return ""
+        said = f"outside the bound from the start ({steps[0].count} in the input to the first pass)"
+        if not inside(steps[-1].count):
+            return said
+        back = next(i for i in range(1, len(steps)) if inside(steps[i].count))
+        return f"{said}, back inside after {steps[back].after} ({steps[back - 1].count} → {steps[back].count})"  # noqa: E501
     last = exits[-1]
     said = f"after {steps[last].after} ({steps[last - 1].count} → {steps[last].count})"
     if not inside(steps[-1].count):

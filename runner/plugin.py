@@ -34,6 +34,7 @@ from kregress.frameworks import FRAMEWORKS
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
 from kregress.judge import Outcome, Verdict, judge
 from kregress.kinds import KINDS, Expectation, Plan
+from kregress.kinds.traced import PassTraced
 from kregress.manifest import Case, load_case
 from kregress.matrix import Matrix, SchemaError, Target, load_matrix
 from kregress.report import RECORD, ResultsCollector
@@ -136,6 +137,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="for ir expectations on Triton's ttir, ttgir and llir: compile once more with "
         "MLIR_ENABLE_DUMP=1 and report the count after every MLIR pass, and the pass after which it "
         "crossed the bound (stored with the measured values)",
+    )
+    group.addoption(
+        "--trace-passes-on-fail",
+        action="store_true",
+        help="like --trace-passes, but only for an item that FAILs: compiled once more with the dumps, "
+        "so a run pays for the trace only where it is read (a case asks the same with "
+        'trace_passes = "on-fail" on its expectation)',
     )
     group.addoption(
         "--no-fork-server",
@@ -416,26 +424,19 @@ class CaseItem(pytest.Item):
             self.outcome_record = self.record(outcome="SKIP", message=interpreter)
             return
         interpreter = with_native_compiler(self.config, self.target, interpreter)
-        memo = self.config.stash[JOBS]
-        if job.key not in memo:
-            on_device = self.target.kind == "device"
-            with (
-                device_lock(self.target.backend, os.environ, exclusive=job.kind == "perf")
-                if on_device
-                else (contextlib.nullcontext())
-            ):
-                memo[job.key] = run_job(
-                    job,
-                    self.timeout(),
-                    self.config.stash[WORKDIR],
-                    interpreter=interpreter,
-                    use_fork_server=not self.config.getoption("no_fork_server"),
-                )
-        outcome = memo[job.key]
+        outcome = self.outcome_of(job, interpreter)
         framework = self.case.manifest.framework
         version = outcome.toolchain.get(framework)
         known_bad = self.case.known_bad_for(self.expectation_name, self.target.name, version)
         verdict = judge(self.expectation, self.target, outcome, known_bad, f"{framework} {version}")
+        exp = self.expectation
+        if (
+            verdict.outcome == Outcome.FAIL
+            and not job.trace_passes
+            and isinstance(exp, PassTraced)
+            and exp.retrace_on_fail(self.config.getoption)
+        ):
+            verdict, outcome = self.traced_again(job, interpreter, verdict, outcome, known_bad)
         self.verdict = verdict
         text = json.dumps(
             self.record(
@@ -457,6 +458,45 @@ class CaseItem(pytest.Item):
         self.user_properties.append(("kregress", text))  # for JUnit XML
         if verdict.outcome == Outcome.ERROR:
             raise ItemError(verdict)
+
+    def outcome_of(self, job: Job, interpreter: Interpreter) -> JobOutcome:
+        """The job's outcome, run once per session (items that share a job share its outcome)."""
+        memo = self.config.stash[JOBS]
+        if job.key not in memo:
+            on_device = self.target.kind == "device"
+            with (
+                device_lock(self.target.backend, os.environ, exclusive=job.kind == "perf")
+                if on_device
+                else (contextlib.nullcontext())
+            ):
+                memo[job.key] = run_job(
+                    job,
+                    self.timeout(),
+                    self.config.stash[WORKDIR],
+                    interpreter=interpreter,
+                    use_fork_server=not self.config.getoption("no_fork_server"),
+                )
+        return memo[job.key]
+
+    def traced_again(
+        self, job: Job, interpreter: Interpreter, verdict: Verdict, outcome: JobOutcome, known_bad: Any
+    ) -> tuple[Verdict, JobOutcome]:
+        """A FAIL compiled once more with the pass dumps. The traced verdict replaces the first only
+        when it is the same FAIL; otherwise the first stands and says what the second compile did."""
+        assert isinstance(self.expectation, PassTraced)
+        why_not = self.expectation.traced().unavailable
+        if why_not:
+            verdict.detail = "\n".join(part for part in (verdict.detail, f"per pass: {why_not}") if part)
+            return verdict, outcome
+        traced_outcome = self.outcome_of(replace(job, trace_passes=True), interpreter)
+        version = traced_outcome.toolchain.get(self.case.manifest.framework)
+        again = judge(self.expectation, self.target, traced_outcome, known_bad,
+                      f"{self.case.manifest.framework} {version}")  # fmt: skip
+        if again.outcome == verdict.outcome and again.failure_kind == verdict.failure_kind:
+            return again, traced_outcome
+        said = f"traced again on FAIL, the compile judged {again.outcome.value}: {again.message}"
+        verdict.detail = "\n".join(part for part in (verdict.detail, said) if part)
+        return verdict, outcome
 
     def runtest(self) -> None:
         verdict = self.verdict

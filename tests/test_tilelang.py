@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from conftest import run_corpus
+from conftest import CORPORA, run_corpus, run_written_case
 
 pytestmark = pytest.mark.skipif(shutil.which("nvcc") is None, reason="TileLang builds CUDA with nvcc")
 
@@ -45,3 +45,57 @@ def test_old_tilelang_loads_without_a_gpu_and_is_judged(tmp_path) -> None:
     assert run.item("atomic_accumulate::no-atomics[cuda:sm_90]")["outcome"] == "FAIL"
     registers = run.item("atomic_accumulate::resource-registers-accumulate[cuda:sm_90]")
     assert registers["outcome"] == "SKIP"  # that release exposes no PTX: reported, never passed
+
+
+TRACED_MANIFEST = """
+title = "TileLang: a parallel loop lowered to threads"
+framework = "tilelang"
+[upstream]
+repo = "example/kernels"
+issue = "https://github.com/example/kernels/issues/7"
+[[expect]]
+name = "no-parallel-loop"
+kind = "ir"
+kernel = "accumulate"
+stage = "cuda_source"
+pattern = 'T\\.parallel\\('
+max_count = 0
+[[expect]]
+name = "no-atomics"
+kind = "ir"
+kernel = "accumulate"
+stage = "cuda_source"
+pattern = 'AtomicAdd'
+max_count = 0
+"""
+
+
+@pytest.mark.parametrize(
+    ("toolchain", "lowered_by", "atomics"),
+    [
+        (None, "tl.LowerTileOp", "crosses the bound after CUDA codegen (0 → 1)"),
+        # An older TVM: other passes, and the atomic already spelled AtomicAdd in its TIR, so it is
+        # there from the start; the host module's pipeline filters the device function out (0) and
+        # the device pipeline's tir.Filter keeps it (1): the last entry outside the bound.
+        pytest.param("tilelang==0.1.6.post2", "tl.LayoutInference",
+                     "crosses the bound after tir.Filter (0 → 1)", marks=pytest.mark.slow),
+    ],
+    ids=["installed", "tilelang-0.1.6.post2"],
+)  # fmt: skip
+def test_tilelang_passes_are_traced_in_tir(tmp_path, toolchain, lowered_by, atomics) -> None:
+    """TVM's pass instrumentation: the TIR after every pass. A loop that only TIR has is followed
+    to the pass that lowers it; a CUDA spelling TIR never prints shows up at code generation."""
+    repro = (CORPORA / "tilelang" / "atomic_accumulate" / "repro.py").read_text()
+    args = ("--target", "cuda:sm_90", "--trace-passes", *(("--toolchain", toolchain) if toolchain else ()))
+    run = run_written_case(tmp_path, "accumulate", repro, TRACED_MANIFEST, args)
+    loop = run.item("accumulate::no-parallel-loop[cuda:sm_90]")
+    assert loop["outcome"] == "PASS", run.output[-3000:]
+    traced = loop["measured"]["passes"]["default"]
+    assert traced["steps"][0] == ["input", 1] and traced["steps"][-1] == ["CUDA codegen", 0], traced
+    assert traced["crossing"] == (
+        "outside the bound from the start (1 in the input to the first pass), "
+        f"back inside after {lowered_by} (1 → 0)"
+    )
+    atomics_item = run.item("accumulate::no-atomics[cuda:sm_90]")
+    assert atomics_item["outcome"] == "FAIL"
+    assert atomics in atomics_item["message"], atomics_item["message"]

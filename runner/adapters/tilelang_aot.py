@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from kregress.adapters import ConfigResult, MeasurementError, Unsupported, ptxas_figures
+from kregress.pass_trace import PASS_DUMPS
+
+PASS_DUMPS_FILE = "config0.tir-passes"
 
 
 def ptxas_for_toolkit() -> str:
@@ -76,20 +79,70 @@ def compile_session(target_spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield target_spec
 
 
+@contextlib.contextmanager
+def tir_pass_dumps(tilelang: Any, path: Path) -> Iterator[None]:
+    """The TIR after every TVM pass, in the header format of MLIR's dumps (pass_trace reads both).
+    Every release opens its own PassContext, so the instrument joins each context made while the
+    kernel compiles; the kernel cache is turned off, since a cached kernel runs no pass."""
+    from tilelang import tvm
+
+    from kregress.pass_trace import dump_header
+
+    out = path.open("w")
+
+    @tvm.instrument.pass_instrument
+    class DumpAfterEachPass:
+        def __init__(self) -> None:
+            self.started = False
+
+        def write(self, when: str, mod: Any, info: Any) -> None:
+            try:
+                text = mod.script()
+            except Exception:  # a module TVMScript cannot print: its plain form
+                text = str(mod)
+            out.write(f"{dump_header(when, info.name, 'IRModule')}\n{text}\n")
+
+        def run_before_pass(self, mod: Any, info: Any) -> None:
+            if not self.started:  # the input, once per context
+                self.started = True
+                self.write("Before", mod, info)
+
+        def run_after_pass(self, mod: Any, info: Any) -> None:
+            self.write("After", mod, info)
+
+    context = tvm.transform.PassContext
+    original = context.__init__
+
+    def with_dumps(self: Any, *args: Any, instruments: Any = None, **kwargs: Any) -> None:
+        original(self, *args, instruments=[*(instruments or []), DumpAfterEachPass()], **kwargs)
+
+    for switch in (getattr(tilelang, "disable_cache", None), getattr(tilelang.env, "disable_cache", None)):
+        if switch is not None:
+            switch()
+            break
+    context.__init__ = with_dumps
+    try:
+        yield
+    finally:
+        context.__init__ = original
+        out.close()
+
+
 def compile_kernel(
     kernel: Any, target_spec: dict[str, Any], out_dir: Path, trace_passes: bool = False
 ) -> list[ConfigResult]:
     import tilelang
 
     result = ConfigResult(label="default")
-    if trace_passes:
-        result.unavailable["mlir-passes"] = (
-            "no pass trace for TileLang: TVM's pass instrumentation is not wired into kregress yet"
-        )
     started = time.perf_counter()
     arch = target_spec["arch"]
+    if trace_passes:  # written up to where the compile stops (nvcc may refuse an old release's source)
+        result.ir[PASS_DUMPS] = PASS_DUMPS_FILE
     try:
-        compiled = compile_with_some_spelling(tilelang, kernel, arch)
+        with (
+            tir_pass_dumps(tilelang, out_dir / PASS_DUMPS_FILE) if trace_passes else contextlib.nullcontext()
+        ):
+            compiled = compile_with_some_spelling(tilelang, kernel, arch)
         source = compiled.get_kernel_source()
     except Unsupported:
         raise

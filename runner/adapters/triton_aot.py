@@ -33,6 +33,7 @@ from kregress.adapters import (
     ocloc,
     ptxas_figures,
 )
+from kregress.pass_trace import PASS_DUMPS
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn", "spv")
 BINARY_STAGES = ("cubin", "hsaco", "spv", "zebin")
@@ -432,7 +433,7 @@ def compile_kernel(
             if trace_passes:
                 dump = f"config{index}.mlir-passes"
                 stack.enter_context(pass_dumps(out_dir / dump))
-                result.ir["mlir-passes"] = dump
+                result.ir[PASS_DUMPS] = dump
             forget_compiled(fn)
             try:
                 compiled = fn.warmup(grid=(1,), **launch)

@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from kregress.jobs import Job
 from kregress.judge import MAX_LINES_SHOWN, Outcome, Verdict, compile_failures
-from kregress.kinds.base import CompiledExpectation
+from kregress.kinds.traced import PassTraced, Traced
 from kregress.matrix import Target
-from kregress.pass_trace import TRACED_STAGES, crossing, trace
+from kregress.pass_trace import TRACED_STAGES
 
 IrStage = Literal["ttir", "ttgir", "llir", "ptx", "amdgcn", "spv", "cuda_source"]
 
 
-class Ir(CompiledExpectation):
+class Ir(PassTraced):
     """Count the lines of an IR stage that match a regular expression."""
 
     kind: Literal["ir"]
@@ -46,52 +44,16 @@ class Ir(CompiledExpectation):
             raise ValueError("an ir expectation needs max_count or min_count")
         return self
 
-    def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
-        """With --trace-passes, a compile of its own that keeps the IR before every pass (the
-        adapter says when its framework cannot)."""
-        return Job("compile", attr=self.kernel, trace_passes=bool(getoption("trace_passes")), **common)
-
-    def pass_timelines(self, configs: list[dict[str, Any]], folder: Path) -> tuple[dict[str, Any], list[str]]:
-        """Per traced config: the count after each MLIR pass, and where it crossed the bound."""
-        timelines: dict[str, Any] = {}
-        lines: list[str] = []
-        for config in configs:
-            label, dump = config["label"], config["ir"].get("mlir-passes")
-            why_not = config.get("unavailable", {}).get("mlir-passes")
-            if dump and self.stage not in TRACED_STAGES:
-                why_not = (
-                    f"not traced: {self.stage} comes from LLVM after the MLIR passes, which are all that "
-                    f"MLIR_ENABLE_DUMP shows (traced: {', '.join(TRACED_STAGES)})"
-                )
-            if why_not:
-                timelines[label] = {"unavailable": why_not}
-                lines.append(f"[{label}] per pass: {why_not}")
-                continue
-            if not dump:
-                continue
-            stage = (folder / config["ir"][self.stage]).read_text()
-            traced = trace((folder / dump).read_text(errors="replace"), self.pattern, stage)
-            if traced is None:
-                lines.append(f"[{label}] no pass dumps: this toolchain printed none with MLIR_ENABLE_DUMP=1")
-                continue
-            where = crossing(traced, self.min_count, self.max_count)
-            timelines[label] = {
-                "steps": traced.timeline(),
-                "every_pass": traced.every_pass(),
-                "passes": len(traced.steps),
-                "crossing": where,
-                "to_stage_end": traced.stage_found,
-                "dump_bytes": (folder / dump).stat().st_size,
-            }
-            shown = " → ".join(f"{count} after {name}" if name != "input" else f"{count} at first"
-                               for name, count in traced.timeline())  # fmt: skip
-            scope = (
-                ""
-                if traced.stage_found
-                else f" (the {self.stage} text was not found among the dumps: to the end)"
+    def traced(self) -> Traced:
+        if self.stage not in TRACED_STAGES:
+            return Traced(
+                unavailable=f"not traced: {self.stage} comes from LLVM after the MLIR passes, which are all "
+                f"that MLIR_ENABLE_DUMP shows (traced: {', '.join(TRACED_STAGES)})"
             )
-            lines.append(f"[{label}] per pass{scope}: {shown}" + (f"; {where}" if where else ""))
-        return timelines, lines
+        made = "CUDA codegen" if self.stage == "cuda_source" else ""
+        return Traced(
+            f"/{self.pattern}/", self.pattern, self.stage, self.min_count, self.max_count, generated_by=made
+        )
 
     def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
         failed = compile_failures(configs)

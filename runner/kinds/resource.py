@@ -10,15 +10,17 @@ from pydantic import Field
 
 from kregress.frameworks import FRAMEWORKS
 from kregress.judge import Outcome, Verdict, compile_failures
-from kregress.kinds.base import CompiledExpectation, Plan
+from kregress.kinds.base import Plan
+from kregress.kinds.traced import PassTraced, Traced
 from kregress.matrix import Target
+from kregress.pass_trace import PASS_DUMPS, SHARED_MEMORY_OPS, shared_bytes, trace
 
 ResourceMetric = Literal[
     "shared_bytes", "registers", "spill_bytes", "stack_bytes", "scratch_bytes", "scratch_bytes_per_block"
 ]
 
 
-class Resource(CompiledExpectation):
+class Resource(PassTraced):
     """A resource figure of every config stays at or under a limit (the target's, by default)."""
 
     kind: Literal["resource"]
@@ -41,9 +43,41 @@ class Resource(CompiledExpectation):
         why = declared.cannot_measure(self.metric, target.backend)
         return Plan(True, why) if why else None
 
+    def traced(self) -> Traced:
+        """Bytes exist only from the pass that allocates them: before it, the nearest honest figure
+        is how many ops may take shared memory, which says which pass made them."""
+        if self.metric != "shared_bytes":
+            return Traced(
+                unavailable=f"not traced: {self.metric} is decided after the MLIR passes (by the register "
+                "allocator of ptxas, LLVM or IGC), so no pass of the dumps shows it"
+            )
+        return Traced("ops that may take shared memory (local_alloc, convert_layout; a proxy, not bytes)",
+                      SHARED_MEMORY_OPS)  # fmt: skip
+
+    def pass_timelines(self, configs: list[dict[str, Any]], folder: Path) -> tuple[dict[str, Any], list[str]]:
+        """The proxy's timeline, and the bytes from the pass that allocated them on."""
+        timelines, lines = super().pass_timelines(configs, folder)
+        for config in configs:
+            entry, dump = timelines.get(config["label"]), config["ir"].get(PASS_DUMPS)
+            if not entry or "steps" not in entry or not dump:
+                continue
+            allocated = trace((folder / dump).read_text(errors="replace"), shared_bytes, None)
+            if allocated is None:
+                continue
+            steps = allocated.timeline()
+            entry["allocated"] = steps
+            if len(steps) > 1:
+                lines.append(
+                    f"[{config['label']}] shared memory allocated: "
+                    + " → ".join(f"{count} bytes after {name}" for name, count in steps[1:])
+                )
+        return timelines, lines
+
     def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
         limit = self.max if self.max is not None else target.limits.get(self.metric)
         failed = compile_failures(configs)
+        timelines, traced = self.pass_timelines(configs, folder)
+        passes = {"passes": timelines} if timelines else {}
         if failed:
             # A compiler that refused a config for this very resource (IGC's PTSS error) said how much.
             refused = {c["label"]: c["metrics"][self.metric] for c in configs
@@ -51,6 +85,9 @@ class Resource(CompiledExpectation):
             if refused:
                 failed.measured[self.metric] = refused
                 failed.limit = limit
+            # The dumps run up to the pass that failed: the trace of a refused config is kept too.
+            failed.measured.update(passes)
+            failed.detail = "\n".join(part for part in (failed.detail, *traced) if part)
             return failed
         if limit is None:
             return Verdict.skip(
@@ -72,14 +109,16 @@ class Resource(CompiledExpectation):
                 f"OVER_LIMIT: {self.metric} {worst} > limit {limit} on {target.name} in {len(over)} of "
                 f"{len(values)} configs ({', '.join(f'[{k}] {v}' for k, v in over.items())})",
                 "OVER_LIMIT",
-                measured={self.metric: values},
+                measured={self.metric: values, **passes},
                 limit=limit,
+                detail="\n".join(traced),
             )
         return Verdict(
             Outcome.PASS,
             f"{self.metric} ≤ {limit} on {target.name}: {shown}",
-            measured={self.metric: values},
+            measured={self.metric: values, **passes},
             limit=limit,
+            detail="\n".join(traced),
         )
 
     @staticmethod
