@@ -19,6 +19,7 @@ from pathlib import Path
 from kregress import xpu_native
 from kregress.bisect.command import add_parser as add_bisect_parser
 from kregress.bisect.comment import add_parser as add_comment_parser
+from kregress.bisect.reduce import add_parser as add_reduce_parser
 from kregress.bisect.verify import add_parser as add_verify_parser
 from kregress.history import HistoryError, default_path, recent_runs, store
 from kregress.manifest import load_case, reproduction_problems
@@ -392,6 +393,7 @@ def parser() -> argparse.ArgumentParser:
     add_bisect_parser(commands)
     add_comment_parser(commands)
     add_verify_parser(commands)
+    add_reduce_parser(commands)
     return top
 
 

@@ -150,7 +150,9 @@ def crossing(trace: PassTrace, min_count: int | None, max_count: int | None) -> 
         if not inside(steps[-1].count):
             return said
         back = next(i for i in range(1, len(steps)) if inside(steps[i].count))
-        return f"{said}, back inside after {steps[back].after} ({steps[back - 1].count} → {steps[back].count})"  # noqa: E501
+        return (
+            f"{said}, back inside after {steps[back].after} ({steps[back - 1].count} → {steps[back].count})"
+        )
     last = exits[-1]
     said = f"after {steps[last].after} ({steps[last - 1].count} → {steps[last].count})"
     if not inside(steps[-1].count):

@@ -429,14 +429,14 @@ class CaseItem(pytest.Item):
         version = outcome.toolchain.get(framework)
         known_bad = self.case.known_bad_for(self.expectation_name, self.target.name, version)
         verdict = judge(self.expectation, self.target, outcome, known_bad, f"{framework} {version}")
-        exp = self.expectation
-        if (
-            verdict.outcome == Outcome.FAIL
-            and not job.trace_passes
-            and isinstance(exp, PassTraced)
-            and exp.retrace_on_fail(self.config.getoption)
-        ):
-            verdict, outcome = self.traced_again(job, interpreter, verdict, outcome, known_bad)
+        exp, getoption = self.expectation, self.config.getoption
+        if isinstance(exp, PassTraced) and outcome.status == "ok":
+            failed = verdict.outcome == Outcome.FAIL
+            wanted = exp.trace_asked(getoption) or (failed and exp.retrace_on_fail(getoption))
+            if wanted and exp.traced().unavailable:
+                exp.say_untraced(verdict, outcome.result.get("configs", []))
+            elif wanted and failed and not job.trace_passes:
+                verdict, outcome = self.traced_again(job, interpreter, verdict, outcome, known_bad)
         self.verdict = verdict
         text = json.dumps(
             self.record(
@@ -483,11 +483,6 @@ class CaseItem(pytest.Item):
     ) -> tuple[Verdict, JobOutcome]:
         """A FAIL compiled once more with the pass dumps. The traced verdict replaces the first only
         when it is the same FAIL; otherwise the first stands and says what the second compile did."""
-        assert isinstance(self.expectation, PassTraced)
-        why_not = self.expectation.traced().unavailable
-        if why_not:
-            verdict.detail = "\n".join(part for part in (verdict.detail, f"per pass: {why_not}") if part)
-            return verdict, outcome
         traced_outcome = self.outcome_of(replace(job, trace_passes=True), interpreter)
         version = traced_outcome.toolchain.get(self.case.manifest.framework)
         again = judge(self.expectation, self.target, traced_outcome, known_bad,

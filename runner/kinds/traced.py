@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from kregress.jobs import Job
+from kregress.judge import Verdict
 from kregress.kinds.base import CompiledExpectation
 from kregress.pass_trace import PASS_DUMPS, PassStep, PassTrace, count_lines, crossing, trace
 
@@ -41,11 +42,22 @@ class PassTraced(CompiledExpectation):
         "compiled once more to show the pass after which it went wrong",
     )
 
+    def trace_asked(self, getoption: Callable[[str], Any]) -> bool:
+        return bool(getoption("trace_passes")) or self.trace_passes == "always"
+
     def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
         """With --trace-passes (or `trace_passes = "always"`), a compile of its own that keeps the IR
-        before every pass (the adapter says when its framework cannot)."""
-        asked = bool(getoption("trace_passes")) or self.trace_passes == "always"
+        before every pass (the adapter says when its framework cannot); never for a figure no pass
+        shows, which would pay a cold compile and its dumps for nothing."""
+        asked = self.trace_asked(getoption) and not self.traced().unavailable
         return Job("compile", attr=self.kernel, trace_passes=asked, **common)
+
+    def say_untraced(self, verdict: Verdict, configs: list[dict[str, Any]]) -> None:
+        """An item asked to be traced whose figure no pass shows: why, in its measured values and
+        its detail, instead of a timeline."""
+        why = self.traced().unavailable
+        verdict.measured["passes"] = {config["label"]: {"unavailable": why} for config in configs}
+        verdict.detail = "\n".join(part for part in (verdict.detail, f"per pass: {why}") if part)
 
     def retrace_on_fail(self, getoption: Callable[[str], Any]) -> bool:
         """Whether a FAIL from an untraced compile is compiled again with the trace (not when the
@@ -62,7 +74,7 @@ class PassTraced(CompiledExpectation):
         lines: list[str] = []
         for config in configs:
             label, dump = config["label"], config["ir"].get(PASS_DUMPS)
-            why_not = config.get("unavailable", {}).get(PASS_DUMPS) or (follow.unavailable if dump else "")
+            why_not = config.get("unavailable", {}).get(PASS_DUMPS)
             if why_not:
                 timelines[label] = {"unavailable": why_not}
                 lines.append(f"[{label}] per pass: {why_not}")
