@@ -13,7 +13,7 @@ from kregress.judge import Outcome, Verdict, compile_failures
 from kregress.kinds.base import Plan
 from kregress.kinds.traced import PassTraced, Traced
 from kregress.matrix import Target
-from kregress.pass_trace import PASS_DUMPS, SHARED_MEMORY_OPS, shared_bytes, trace
+from kregress.pass_trace import SHARED_MEMORY_OPS, shared_bytes, trace
 
 ResourceMetric = Literal[
     "shared_bytes", "registers", "spill_bytes", "stack_bytes", "scratch_bytes", "scratch_bytes_per_block"
@@ -54,24 +54,19 @@ class Resource(PassTraced):
         return Traced("ops that may take shared memory (local_alloc, convert_layout; a proxy, not bytes)",
                       SHARED_MEMORY_OPS)  # fmt: skip
 
-    def pass_timelines(self, configs: list[dict[str, Any]], folder: Path) -> tuple[dict[str, Any], list[str]]:
-        """The proxy's timeline, and the bytes from the pass that allocated them on."""
-        timelines, lines = super().pass_timelines(configs, folder)
-        for config in configs:
-            entry, dump = timelines.get(config["label"]), config["ir"].get(PASS_DUMPS)
-            if not entry or "steps" not in entry or not dump:
-                continue
-            allocated = trace((folder / dump).read_text(errors="replace"), shared_bytes, None)
-            if allocated is None:
-                continue
-            steps = allocated.timeline()
-            entry["allocated"] = steps
-            if len(steps) > 1:
-                lines.append(
-                    f"[{config['label']}] shared memory allocated: "
-                    + " → ".join(f"{count} bytes after {name}" for name, count in steps[1:])
-                )
-        return timelines, lines
+    def also_traced(self, dump_text: str, entry: dict[str, Any]) -> list[str]:
+        """The bytes, from the pass that allocated them on."""
+        allocated = trace(dump_text, shared_bytes, None)
+        if allocated is None:
+            return []
+        steps = allocated.timeline()
+        entry["allocated"] = steps
+        if len(steps) < 2:
+            return []
+        return [
+            "shared memory allocated: "
+            + " → ".join(f"{count} bytes after {name}" for name, count in steps[1:])
+        ]
 
     def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
         limit = self.max if self.max is not None else target.limits.get(self.metric)

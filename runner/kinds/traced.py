@@ -83,7 +83,8 @@ class PassTraced(CompiledExpectation):
                 continue
             final = config["ir"].get(follow.stage or "")
             stage = (folder / final).read_text() if final else None
-            traced = trace((folder / dump).read_text(errors="replace"), follow.measure, stage)
+            dump_text = (folder / dump).read_text(errors="replace")
+            traced = trace(dump_text, follow.measure, stage)
             if traced is None:
                 lines.append(f"[{label}] no pass dumps: this toolchain printed none with MLIR_ENABLE_DUMP=1")
                 continue
@@ -116,4 +117,9 @@ class PassTraced(CompiledExpectation):
                 scope = f" (the {follow.stage} text was not found among the dumps: to the end)"
             said = f"[{label}] {follow.what} per pass{scope}: {shown}"
             lines.append(said + (f"; {where}" if where else ""))
+            lines += [f"[{label}] {line}" for line in self.also_traced(dump_text, timelines[label])]
         return timelines, lines
+
+    def also_traced(self, dump_text: str, entry: dict[str, Any]) -> list[str]:
+        """A kind's second figure from the same dumps (read once), added to `entry`; its lines."""
+        return []
