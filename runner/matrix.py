@@ -99,11 +99,21 @@ def nightly_jobs(matrix: Matrix) -> list[dict[str, Any]]:
     jobs = []
     for name, runner in matrix.runners.items():
         targets = runner.targets or [t.name for t in matrix.targets_for(runner.backend)]
-        args = ["--backend", runner.backend] if runner.targets is None else [
-            part for target in targets for part in ("--target", target)
-        ]  # fmt: skip
-        jobs.append({"runner": name, "labels": runner.labels, "backend": runner.backend,
-                     "hosted": runner.hosted, "targets": targets, "pytest-args": " ".join(args)})  # fmt: skip
+        # The backend always travels: a device target judged without it would run on the cpu
+        # backend (no worker per device, no pinning, no device in the results).
+        args = ["--backend", runner.backend]
+        if runner.targets is not None:
+            args += [part for target in targets for part in ("--target", target)]
+        jobs.append(
+            {
+                "runner": name,
+                "labels": runner.labels,
+                "backend": runner.backend,
+                "hosted": runner.hosted,
+                "targets": targets,
+                "pytest-args": " ".join(args),
+            }
+        )
     return jobs
 
 

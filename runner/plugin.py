@@ -299,7 +299,9 @@ def describe_devices(config: pytest.Config) -> list[dict[str, str]]:
     return [device for device in found if device]
 
 
-@pytest.hookimpl(optionalhook=True)
+# tryfirst: xdist's own implementation answers one worker per core, and whichever of the two is
+# registered last would otherwise be asked first (kregress on PYTHONPATH registers before xdist).
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     """`-n auto` on a GPU backend: one worker per visible device (each is pinned to its own)."""
     backend = config.getoption("backend")
