@@ -128,7 +128,9 @@ def test_nightly_jobs_come_from_the_matrix_file() -> None:
         job = jobs[runner]
         assert job["labels"] == ["self-hosted", runner] and not job["hosted"]
         assert job["backend"] == backend and job["targets"] == targets
-        assert job["pytest-args"] == " ".join(f"--target {t}" for t in targets)
+        # The runner's backend reaches pytest: a device target judged on the cpu backend gets no
+        # worker per device and no device in its results.
+        assert job["pytest-args"] == f"--backend {backend} " + " ".join(f"--target {t}" for t in targets)
 
 
 def test_bisects_run_where_the_target_is() -> None:

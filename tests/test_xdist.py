@@ -16,3 +16,30 @@ def test_parallel_run_matches_serial(tmp_path_factory: pytest.TempPathFactory) -
     assert serial.outcomes(), serial.output
     assert parallel.outcomes() == serial.outcomes()
     assert parallel.returncode == serial.returncode == 1
+
+
+@pytest.mark.slow
+def test_auto_gives_one_worker_per_device_when_kregress_is_on_pythonpath(tmp_path) -> None:
+    """A GPU runner may install kregress with `pip install --target DIR` on PYTHONPATH: its plugin
+    is then registered before xdist's, and without tryfirst xdist's one-worker-per-core answer won."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    target = tmp_path / "site"
+    install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(REPO)]
+    subprocess.run(install, check=True, capture_output=True, timeout=300)
+    (tmp_path / "corpus").mkdir()
+    env = {**os.environ, "PYTHONPATH": str(target), "KREGRESS_CACHE_DIR": str(tmp_path / "cache")}
+    where = [sys.executable, "-c", "import kregress.plugin as p; print(p.__file__)"]
+    found = subprocess.run(where, env=env, capture_output=True, text=True, check=True, timeout=60)
+    assert found.stdout.startswith(str(target)), found.stdout  # the copy on PYTHONPATH is the one used
+    for devices, workers in (("1", 1), ("3", 3)):
+        command = [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "-v",
+                   "--backend", "cuda", "--devices", devices, "-n", "auto"]  # fmt: skip
+        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        output = done.stdout + done.stderr
+        noun = "worker" if workers == 1 else "workers"
+        assert f"created: {workers}/{workers} {noun}" in output, output
