@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -131,6 +132,26 @@ def release_candidates(
     if low.version > high.version:  # looking for the fix: walk backwards from good to bad
         inside.reverse()
     return [Candidate(f"{low.package}=={v}", toolchain=f"{low.package}=={v}") for v in inside]
+
+
+def newest_release(spec: str, *, index: str | None = None) -> str:
+    """An unpinned requirement (`triton`, `triton>=3.5`) as its newest matching release, pinned
+    (`triton==3.6.0`), so a nightly judges what was released last and its environment and results
+    name that version (a cached environment of `triton` would keep last night's). A pinned
+    requirement or a path is returned as it is."""
+    if os.path.exists(spec):
+        return spec
+    try:
+        requirement = Requirement(spec)
+    except InvalidRequirement as exc:
+        raise CandidateError(f"{spec!r} is not a requirement like triton or triton>=3.5 ({exc})") from None
+    if any(s.operator in ("==", "===") for s in requirement.specifier):
+        return spec
+    index = index or package_index() or PYPI
+    matching = [v for v in released_versions(requirement.name, index) if v in requirement.specifier]
+    if not matching:
+        raise CandidateError(f"no release of {requirement.name} on {index} matches {spec!r}")
+    return f"{requirement.name}=={max(matching)}"
 
 
 class LinkList(HTMLParser):

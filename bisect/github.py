@@ -8,8 +8,12 @@ PyGithub client does the HTTP, including bounded retries on rate limits and 5xx 
 
 from __future__ import annotations
 
+import io
+import itertools
 import re
+import zipfile
 from dataclasses import dataclass
+from pathlib import Path
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
@@ -105,3 +109,63 @@ def explain(exc: GithubException, target: IssueRef) -> str:
     if exc.status == 403:
         return f"GitHub refused {where}: the token lacks permission, or the rate limit held (403: {message})"
     return f"GitHub failed on {where} ({exc.status}: {message})"
+
+
+@dataclass
+class FetchedArtifact:
+    run_id: int
+    files: list[str]
+
+
+def fetch_run_artifact(
+    client: Github,
+    repository: str,
+    workflow: str,
+    artifact: str,
+    into: Path,
+    *,
+    branch: str | None = None,
+    skip_run: int | None = None,
+    limit: int = 10,
+) -> FetchedArtifact | None:
+    """The artifact `artifact` of the newest completed run of `workflow` that still has it, unpacked
+    into `into` (a night that broke early may have left none; the next older one is tried). None when
+    no run of the last `limit` has it. Needs only `actions: read`."""
+    where = IssueRef(repository, 0)
+    try:
+        runs = (
+            client.get_repo(repository)
+            .get_workflow(workflow)
+            .get_runs(**({"branch": branch} if branch else {}), status="completed")
+        )
+        for run in itertools.islice(runs, limit):
+            if run.id == skip_run:
+                continue
+            found = [a for a in run.get_artifacts() if a.name == artifact and not a.expired]
+            if found:
+                return FetchedArtifact(run.id, download_zip(client, found[0].archive_download_url, into))
+    except GithubException as exc:
+        raise ReportError(
+            explain(exc, where).replace(f"{repository}#0", f"{repository} {workflow}")
+        ) from None
+    except requests.RequestException as exc:
+        raise ReportError(f"GitHub kept failing on {repository} {workflow}: {type(exc).__name__}") from None
+    return None
+
+
+def download_zip(client: Github, url: str, into: Path) -> list[str]:
+    """GitHub answers an artifact's archive URL with a redirect to storage that must not get the
+    token; requests drops the Authorization header when the redirect leaves the host."""
+    headers = {"Accept": "application/vnd.github+json"}
+    token = client.requester.auth.token if client.requester.auth else None  # type: ignore[attr-defined]
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    response = requests.get(url, headers=headers, timeout=120)
+    response.raise_for_status()
+    into.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(io.BytesIO(response.content)) as archive:
+        for name in archive.namelist():
+            if name.startswith("/") or ".." in Path(name).parts:
+                raise ReportError(f"the artifact at {url} holds an unsafe path: {name!r}")
+        archive.extractall(into)
+        return sorted(archive.namelist())

@@ -187,6 +187,37 @@ def command_history_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_history_fetch(args: argparse.Namespace) -> int:
+    """The previous runs' history, through the API (no `gh` needed on the runner)."""
+    from kregress.bisect.github import Reporter, ReportError, fetch_run_artifact
+
+    token, repository = os.environ.get("GITHUB_TOKEN"), os.environ.get("GITHUB_REPOSITORY")
+    if not token or not repository:
+        print("kregress history fetch: set GITHUB_TOKEN and GITHUB_REPOSITORY", file=sys.stderr)
+        return 64
+    client = Reporter(token, os.environ.get("GITHUB_API_URL")).client
+    this_run = os.environ.get("GITHUB_RUN_ID")
+    try:
+        found = fetch_run_artifact(
+            client,
+            repository,
+            args.workflow,
+            args.artifact,
+            args.dir,
+            branch=args.branch,
+            skip_run=int(this_run) if this_run else None,
+            limit=args.limit,
+        )
+    except ReportError as exc:
+        print(f"kregress history fetch: {exc}", file=sys.stderr)
+        return 3
+    if found is None:
+        print(f"no completed run of {args.workflow} among the newest {args.limit} has {args.artifact!r}")
+        return 1
+    print(f"{args.artifact} from run {found.run_id}: {', '.join(found.files)} in {args.dir}")
+    return 0
+
+
 def command_history_runs(args: argparse.Namespace) -> int:
     for run in recent_runs(history_file(args), args.limit):
         counts = Counter(item["outcome"] for item in run["items"])
@@ -229,8 +260,9 @@ def command_envs_build(args: argparse.Namespace) -> int:
         return 0
     environment = EnvironmentCache().get(Toolchain.parse(args.spec), log=lambda m: print(m, file=sys.stderr))
     lent = environment.meta.get("lent", {})
-    versions = ", ".join([f"{k} {v}" for k, v in environment.versions.items()]
-                         + [f"{k} {v} (lent)" for k, v in lent.items()])  # fmt: skip
+    versions = ", ".join(
+        [f"{k} {v}" for k, v in environment.versions.items()] + [f"{k} {v} (lent)" for k, v in lent.items()]
+    )
     print(f"{environment.root}  ({versions}; {time.perf_counter() - started:.2f} s)")
     return 0
 
@@ -317,10 +349,11 @@ def parser() -> argparse.ArgumentParser:
     )
     jobs.add_argument("--runner-for", metavar="TARGET", help="print only the labels of the runner for TARGET")
     jobs.add_argument(
-        "--repository-for", metavar="PACKAGE",
+        "--repository-for",
+        metavar="PACKAGE",
         help="print the source repository the matrix names for PACKAGE (or a requirement like "
         "triton==3.6.0): url, tag pattern and build command, empty when there is none",
-    )  # fmt: skip
+    )
     jobs.add_argument("--github-output", action="store_true", help="also append it to $GITHUB_OUTPUT")
     jobs.set_defaults(run=command_matrix)
     comparing = commands.add_parser(
@@ -358,6 +391,20 @@ def parser() -> argparse.ArgumentParser:
     add.add_argument("results", nargs="+", type=Path, help="results files")
     add.add_argument("--merge", action="store_true", help="store the files as one run (one per runner)")
     add.set_defaults(run=command_history_add)
+    fetch = history_commands.add_parser(
+        "fetch",
+        help="download the history a previous workflow run left as an artifact",
+        description="Finds the newest completed run of WORKFLOW (on --branch) that still has the "
+        "artifact and unpacks it into --dir: how the nightly carries its history from night to "
+        "night. Token, repository and API URL from GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL. "
+        "Exit 0 found, 1 no earlier run has it, 3 GitHub refused or failed.",
+    )
+    fetch.add_argument("--workflow", required=True, help="workflow file name, e.g. nightly.yml")
+    fetch.add_argument("--artifact", required=True, help="artifact name, e.g. nightly-history")
+    fetch.add_argument("--dir", type=Path, required=True, help="where to unpack it")
+    fetch.add_argument("--branch", help="only runs of this branch (default: any)")
+    fetch.add_argument("--limit", type=int, default=10, help="newest runs to look at (default 10)")
+    fetch.set_defaults(run=command_history_fetch)
     runs = history_commands.add_parser("runs", help="list the newest runs")
     runs.add_argument("--limit", type=int, default=20, help="how many (default 20)")
     runs.set_defaults(run=command_history_runs)

@@ -41,6 +41,16 @@ class RunnerEntry(Strict):
     backend: Backend
     hosted: bool = False
     targets: list[str] | None = None
+    toolchain: str | None = Field(
+        default=None,
+        description="judge under this toolchain (--toolchain); an unpinned one means its newest release",
+    )
+
+    @model_validator(mode="after")
+    def _one_requirement(self) -> RunnerEntry:
+        if self.toolchain is not None and (not self.toolchain or any(c.isspace() for c in self.toolchain)):
+            raise ValueError(f"toolchain {self.toolchain!r} must be one requirement with no spaces")
+        return self
 
 
 class RepositoryEntry(Strict):
@@ -104,6 +114,8 @@ def nightly_jobs(matrix: Matrix) -> list[dict[str, Any]]:
         args = ["--backend", runner.backend]
         if runner.targets is not None:
             args += [part for target in targets for part in ("--target", target)]
+        if runner.toolchain:
+            args += ["--toolchain", runner.toolchain]
         jobs.append(
             {
                 "runner": name,

@@ -214,9 +214,16 @@ def explicit_interpreter(config: pytest.Config) -> Interpreter | None:
     spec = config.getoption("toolchain")
     if not spec:
         return None
+    from kregress.bisect.candidates import CandidateError, newest_release
+
     try:
+        if len(spec.split()) == 1:
+            pinned = newest_release(spec)
+            if pinned != spec:
+                progress(f"--toolchain {spec}: its newest release is {pinned}")
+            spec = pinned
         return EnvironmentCache().get(Toolchain.parse(spec), log=progress).interpreter()
-    except ToolchainError as exc:
+    except (ToolchainError, CandidateError, OSError) as exc:
         pytest.exit(f"kregress: {exc}", returncode=pytest.ExitCode.INTERNAL_ERROR)
 
 

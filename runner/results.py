@@ -215,25 +215,49 @@ def bisect_requests(
     releases to the commits between them ("" when the matrix names none: releases only). Left
     out: a new FAIL whose toolchain did not change (the corpus did), and one judged with a local
     build (`--toolchain PATH`), whose range is commits, not releases."""
-    last_held: dict[Key, dict[str, str]] = {}
+    last_held: dict[Key, dict[str, Any]] = {}
     for document in sorted(previous, key=lambda d: d.get("started") or 0):
         for item in document["items"]:
             if item["outcome"] in HELD:
-                last_held[key_of(item)] = item.get("toolchain") or {}
+                last_held[key_of(item)] = item
     requests = []
     for change in changes.new_fail:
         case, expectation, target = change.key
-        framework = change.item.get("framework", "triton")  # the key of its version in `toolchain`
-        package = packages.get(target, framework)
-        good = last_held.get(change.key, {}).get(framework)
-        bad = (change.item.get("toolchain") or {}).get(framework)
-        if not good or not bad or good == bad or change.item.get("toolchain_spec"):
+        spec = change.item.get("toolchain_spec")
+        if spec and (len(spec.split()) != 1 or pinned_version(spec) is None):
+            continue  # a local build, or several packages: its range is commits, not releases
+        # the package judged: the one --toolchain named, else the framework (its key in `toolchain`)
+        framework = change.item.get("framework", "triton")
+        package = package_of(spec, "") if spec else packages.get(target, framework)
+        good = judged_version(last_held.get(change.key, {}), package, framework)
+        bad = judged_version(change.item, package, framework)
+        if not good or not bad or good == bad:
             continue
         requests.append({"case": case, "expectation": expectation, "target": target,
                          "good": f"{package}=={good}", "bad": f"{package}=={bad}",
                          "repository": (repositories or {}).get(package, ""),
                          "report": report_name(case, target)})  # fmt: skip
     return requests
+
+
+def pinned_version(spec: str) -> str | None:
+    """The version a one-requirement spec pins (`tinycc==0.3` -> `0.3`), else None."""
+    try:
+        pins = [s.version for s in Requirement(spec).specifier if s.operator == "=="]
+    except InvalidRequirement:
+        return None
+    return pins[0] if len(pins) == 1 else None
+
+
+def judged_version(item: dict[str, Any], package: str, framework: str) -> str | None:
+    """The version of `package` an item was judged with: the pin of its --toolchain when that named
+    the package, else the framework's version the child reported."""
+    spec = item.get("toolchain_spec")
+    if spec and package_of(spec, "") == package:
+        return pinned_version(spec)
+    if spec:
+        return None
+    return (item.get("toolchain") or {}).get(framework)
 
 
 def version_key(text: str) -> tuple:

@@ -177,3 +177,73 @@ def test_regressions_are_one_comment_with_their_bisect_reports(tmp_path: Path, c
     assert "`scalar_mask` | `numerics` | `cpu:interpreter` | RUNTIME_ERROR" in output
     assert "First bad (fail): **triton==3.9.0**" in output and "vector_add" not in output
     assert "@\u200bteam" in output  # dry-run shows the body exactly as it would be sent
+
+
+def zipped(files: dict[str, bytes]) -> bytes:
+    import io
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in files.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_history_fetch_takes_the_newest_earlier_run_that_left_it(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The nightly carries its history through the API (no `gh` on the runner): the newest
+    completed run of the branch that still has the artifact, this run itself left out."""
+    from fake_github import Run, serving
+
+    with serving() as github:
+        github.add_run(
+            REPO,
+            Run(
+                1,
+                "nightly.yml",
+                "main",
+                "schedule",
+                "success",
+                {"nightly-history": zipped({"history.sqlite": b"night 1"})},
+            ),
+        )
+        github.add_run(REPO, Run(2, "nightly.yml", "main", "schedule", "failure"))  # broke before compare
+        github.add_run(
+            REPO,
+            Run(
+                3,
+                "nightly.yml",
+                "other",
+                "schedule",
+                "success",
+                {"nightly-history": zipped({"history.sqlite": b"other branch"})},
+            ),
+        )
+        github.add_run(
+            REPO,
+            Run(
+                4,
+                "nightly.yml",
+                "main",
+                "schedule",
+                "success",
+                {"nightly-history": zipped({"history.sqlite": b"this run"})},
+            ),
+        )
+        settings = {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": github.url}
+        for name, value in {**settings, "GITHUB_RUN_ID": "4"}.items():
+            monkeypatch.setenv(name, value)
+        command = ["history", "fetch", "--workflow", "nightly.yml", "--artifact", "nightly-history",
+                   "--branch", "main", "--dir", str(tmp_path / "previous")]  # fmt: skip
+        assert main(command) == 0
+        assert (tmp_path / "previous" / "history.sqlite").read_bytes() == b"night 1"
+        assert "from run 1" in capsys.readouterr().out
+        assert all(TOKEN in (r.authorization or "") for r in github.log if r.path.startswith("/repos"))
+        assert not github.writes()
+        monkeypatch.setenv("GITHUB_RUN_ID", "1")
+        assert main([*command[:-1], str(tmp_path / "none"), "--branch", "nowhere"]) == 1
+        assert "no completed run of nightly.yml" in capsys.readouterr().out
+        monkeypatch.setenv("GITHUB_REPOSITORY", "owner/missing-workflow")
+        github.routes = [r for r in github.routes if "workflows" not in r[1].pattern]
+        assert main(command) == 3
+        assert "GitHub says owner/missing-workflow nightly.yml does not exist" in capsys.readouterr().err

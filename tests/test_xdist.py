@@ -29,7 +29,17 @@ def test_auto_gives_one_worker_per_device_when_kregress_is_on_pythonpath(tmp_pat
     from conftest import REPO
 
     target = tmp_path / "site"
-    install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(REPO)]
+    install = [
+        sys.executable,
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--no-deps",
+        "--target",
+        str(target),
+        str(REPO),
+    ]
     subprocess.run(install, check=True, capture_output=True, timeout=300)
     (tmp_path / "corpus").mkdir()
     env = {**os.environ, "PYTHONPATH": str(target), "KREGRESS_CACHE_DIR": str(tmp_path / "cache")}
