@@ -14,49 +14,27 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 from kregress.adapters.ocloc import CANDIDATES_VARIABLE, PROVISIONED_VARIABLE
-from kregress.jobs import tail
+from kregress.debian import ProvisionError, deb_fields, run
+from kregress.debian import download as fetch
+from kregress.debian import mirror as debian_mirror
 from kregress.toolchains import ENV_FORMAT, META, EnvironmentCache
 
 DEBS_VARIABLE = "KREGRESS_XPU_NATIVE_DEBS"
-MIRROR_VARIABLE = "KREGRESS_XPU_NATIVE_MIRROR"
 # Measured: ocloc 26.27 with IGC 2.40 needs these and nothing else from outside its own packages.
 PACKAGES = ("intel-ocloc", "libigc2", "libigdfcl2", "libc6", "libstdc++6", "libgcc-s1", "zlib1g")
 SUITE = "sid"  # the only Debian suite whose IGC enforces the hardware's scratch limit as IGC does
 LIBRARIES = "usr/lib/x86_64-linux-gnu"
 LOADER = "ld-linux-x86-64.so.2"
-COMMAND_TIMEOUT = 900
 
 
-class NativeXpuError(Exception):
-    """The native XPU compiler could not be provisioned; the message says what to install or set."""
-
-
-def run(command: list[str], what: str, cwd: Path | None = None) -> str:
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=COMMAND_TIMEOUT,
-                              check=False)  # fmt: skip
-    except FileNotFoundError:
-        raise NativeXpuError(f"{what}: {command[0]} is not on this machine") from None
-    except subprocess.TimeoutExpired:
-        raise NativeXpuError(f"{what}: took over {COMMAND_TIMEOUT} s") from None
-    if done.returncode != 0:
-        raise NativeXpuError(
-            f"{what} failed (exit {done.returncode}):\n{tail(done.stdout + done.stderr, 15)}"
-        )
-    return done.stdout
-
-
-def deb_fields(deb: Path) -> dict[str, str]:
-    text = run(["dpkg-deb", "-f", str(deb), "Package", "Version"], f"reading {deb.name}")
-    return dict(line.split(": ", 1) for line in text.splitlines() if ": " in line)
+# The native XPU compiler could not be provisioned; the message says what to install or set.
+NativeXpuError = ProvisionError
 
 
 def packages_in(folder: Path) -> dict[str, tuple[Path, str]]:
@@ -76,42 +54,13 @@ def packages_in(folder: Path) -> dict[str, tuple[Path, str]]:
 
 
 def mirror() -> str:
-    """The Debian mirror this machine's apt already uses (so a runner's own mirror is honoured)."""
-    if os.environ.get(MIRROR_VARIABLE):
-        return os.environ[MIRROR_VARIABLE]
-    sources = [Path("/etc/apt/sources.list"), *sorted(Path("/etc/apt/sources.list.d").glob("*"))]
-    for source in sources:
-        text = source.read_text(errors="replace") if source.is_file() else ""
-        for uri in re.findall(r"^URIs:\s*(\S+)", text, re.MULTILINE) + re.findall(
-            r"^deb\s+(?:\[[^\]]*\]\s+)?(\S+)\s+\S+\s+main", text, re.MULTILINE
-        ):
-            if uri.rstrip("/").endswith("/debian"):
-                return uri
-    raise NativeXpuError(
-        f"no Debian mirror in this machine's apt sources to fetch {', '.join(PACKAGES)} from; set "
-        f"{DEBS_VARIABLE} to a folder of those .deb files, or {MIRROR_VARIABLE} to a Debian mirror"
-    )
+    """The Debian mirror the packages come from (this machine's apt's, or KREGRESS_XPU_NATIVE_MIRROR)."""
+    return debian_mirror(PACKAGES, DEBS_VARIABLE)
 
 
 def download(into: Path) -> dict[str, tuple[Path, str]]:
-    """Fetch PACKAGES by name from Debian's development suite with apt, touching none of the
-    machine's own apt state."""
-    state = into / "apt"
-    for part in ("lists/partial", "cache/archives/partial", "etc"):
-        (state / part).mkdir(parents=True, exist_ok=True)
-    (state / "status").touch()
-    (state / "etc" / "sources.list").write_text(f"deb {mirror()} {SUITE} main\n")
-    options = [
-        f"-oDir::Etc::SourceList={state / 'etc' / 'sources.list'}", "-oDir::Etc::SourceParts=/dev/null",
-        f"-oDir::State::Lists={state / 'lists'}", f"-oDir::Cache={state / 'cache'}",
-        f"-oDir::State::status={state / 'status'}", "-oAPT::Architecture=amd64",
-        "-oAPT::Architectures=amd64", "-oAPT::Sandbox::User=root", "-qq",
-    ]  # fmt: skip
-    run(["apt-get", *options, "update"], f"apt-get update for Debian {SUITE}")
-    debs = into / "debs"
-    debs.mkdir()
-    run(["apt-get", *options, "download", *PACKAGES], f"apt-get download from Debian {SUITE}", cwd=debs)
-    return packages_in(debs)
+    """Fetch PACKAGES by name from Debian's development suite, with apt's state kept private."""
+    return packages_in(fetch(into, SUITE, PACKAGES, DEBS_VARIABLE))
 
 
 WRAPPER = """#!/bin/sh
