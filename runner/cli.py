@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from kregress import xpu_native
+from kregress import level_zero, xpu_native
 from kregress.bisect.command import add_parser as add_bisect_parser
 from kregress.bisect.comment import add_parser as add_comment_parser
 from kregress.bisect.reduce import add_parser as add_reduce_parser
@@ -252,8 +252,9 @@ def write(path: Path, text: str) -> None:
 def command_envs_build(args: argparse.Namespace) -> int:
     """Build (or find) the environment of a toolchain and print where it is."""
     started = time.perf_counter()
-    if args.spec == "xpu-native":
-        native = xpu_native.provision(log=lambda m: print(m, file=sys.stderr))
+    provisioners = {"xpu-native": xpu_native.provision, "level-zero": level_zero.provision}
+    if args.spec in provisioners:
+        native = provisioners[args.spec](log=lambda m: print(m, file=sys.stderr))
         versions = ", ".join(f"{k} {v}" for k, v in native["versions"].items())
         seconds = time.perf_counter() - started
         print(f"{native['path']}  ({versions}; from {native['source']}; {seconds:.2f} s)")
@@ -425,8 +426,9 @@ def parser() -> argparse.ArgumentParser:
     build = env_commands.add_parser("build", help="build (or find) a toolchain's environment, print its path")
     build.add_argument(
         "spec",
-        help="requirements like 'triton==3.2.0', a wheel or checkout path, or 'xpu-native' for Intel's "
-        "offline compiler (ocloc + IGC) that builds native XPU code here",
+        help="requirements like 'triton==3.2.0', a wheel or checkout path, 'xpu-native' for Intel's "
+        "offline compiler (ocloc + IGC) that builds native XPU code here, or 'level-zero' for the Level "
+        "Zero headers and loader that triton-xpu builds against",
     )
     build.set_defaults(run=command_envs_build)
     listing = env_commands.add_parser("list", help="cached environments with size on disk and last use")

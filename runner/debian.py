@@ -75,7 +75,10 @@ def download(into: Path, suite: str, packages: Sequence[str], debs_variable: str
         f"-oDir::State::status={state / 'status'}", "-oAPT::Architecture=amd64",
         "-oAPT::Architectures=amd64", "-oAPT::Sandbox::User=root", "-qq",
     ]  # fmt: skip
-    run(["apt-get", *options, "update"], f"apt-get update for Debian {suite}")
+    # An index that cannot be fetched (no network, a wrong mirror) fails here with apt's reason,
+    # rather than as "Unable to locate package" in the download after it.
+    update = ["apt-get", *options, "-oAPT::Update::Error-Mode=any", "update"]
+    run(update, f"apt-get update for Debian {suite}")
     debs = into / "debs"
     debs.mkdir()
     run(["apt-get", *options, "download", *packages], f"apt-get download from Debian {suite}", cwd=debs)

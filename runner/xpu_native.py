@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from kregress import level_zero
 from kregress.adapters.ocloc import CANDIDATES_VARIABLE, PROVISIONED_VARIABLE
 from kregress.debian import ProvisionError, deb_fields, run
 from kregress.debian import download as fetch
@@ -124,13 +125,15 @@ def provision(cache: EnvironmentCache | None = None, log: Any = lambda message: 
 
 
 def child_variables(log: Any = lambda message: None) -> dict[str, str]:
-    """What a child compiling for XPU needs to find native code: the provisioned ocloc, or why there
-    is none (an ocloc on PATH is still tried first)."""
+    """What a child compiling for XPU needs: the Level Zero headers and loader that triton-xpu
+    builds its helper module against (kregress.level_zero), and for native code the provisioned
+    ocloc, or why there is none (an ocloc on PATH is still tried first)."""
+    needed = level_zero.child_variables(log=log)
     try:
         native = provision(log=log)
     except NativeXpuError as exc:
         why = (f"kregress could not provision Intel's ocloc ({exc}); install intel-ocloc, or set "
                f"{DEBS_VARIABLE} to a folder of the .deb files of {', '.join(PACKAGES)}")  # fmt: skip
-        return {PROVISIONED_VARIABLE: json.dumps({"why_not": why})}
+        return {**needed, PROVISIONED_VARIABLE: json.dumps({"why_not": why})}
     described = {"source": native["source"], "versions": native["versions"]}
-    return {CANDIDATES_VARIABLE: native["path"], PROVISIONED_VARIABLE: json.dumps(described)}
+    return {**needed, CANDIDATES_VARIABLE: native["path"], PROVISIONED_VARIABLE: json.dumps(described)}

@@ -35,6 +35,9 @@ from kregress.adapters import (
 )
 from kregress.pass_trace import PASS_DUMPS
 
+# Why kregress could not provision the Level Zero headers for this child (see kregress.level_zero).
+LEVEL_ZERO_WHY_NOT = "KREGRESS_LEVEL_ZERO_WHY_NOT"
+
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn", "spv")
 BINARY_STAGES = ("cubin", "hsaco", "spv", "zebin")
 
@@ -54,9 +57,13 @@ def gpu_target(backend: str, arch: str, warp_size: int, properties: dict[str, An
         )
         raise Unsupported(f"triton {triton.__version__} here cannot build {backend}:{arch}: {hint}")
     if backend == "xpu" and not level_zero_headers():
+        why = os.environ.get(LEVEL_ZERO_WHY_NOT) or (
+            "kregress provisions them for the compile targets it runs (`kregress envs build level-zero` "
+            "does it ahead of time), or install them with: apt-get install libze-dev"
+        )
         raise Unsupported(
             f"triton {triton.__version__} builds xpu:{arch} against the Level Zero headers, which are "
-            "missing here; install them with: apt-get install libze-dev"
+            f"missing here; {why}"
         )
     if backend == "cuda":
         return GPUTarget("cuda", int(arch.removeprefix("sm_")), warp_size)
@@ -109,7 +116,14 @@ def compiling_for(target: Any) -> Iterator[None]:
 
 
 def level_zero_headers() -> bool:
-    places = ["/usr/include", "/usr/local/include", *os.environ.get("CPATH", "").split(os.pathsep)]
+    """Whether the compiler that builds triton-xpu's helper module finds ze_api.h: system-wide, on
+    CPATH (where kregress puts the ones it provisions), or under triton-xpu's own ZE_PATH."""
+    places = [
+        "/usr/include",
+        "/usr/local/include",
+        *os.environ.get("CPATH", "").split(os.pathsep),
+        os.path.join(os.environ.get("ZE_PATH", "/usr/local"), "include"),
+    ]
     return any(Path(place, "level_zero", "ze_api.h").exists() for place in places if place)
 
 
