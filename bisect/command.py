@@ -94,9 +94,8 @@ def command_bisect(args: argparse.Namespace) -> int:
     )
     levels = [first]
     try:
-        if not search_level(first, args, console):
-            return EXIT_NOT_FOUND
-        if releases and args.repo is not None and first.exact:
+        searched = search_level(first, args, console)
+        if searched and releases and args.repo is not None and first.exact:
             levels.append(commit_level(first, args, run, memo, console))
     except InfrastructureError as exc:
         console.print(f"kregress bisect: {exc}")
@@ -172,13 +171,15 @@ def search_level(level: Level, args: argparse.Namespace, console: Console, verif
             first, last = (bisection.points[c.key].verdict for c in (candidates[0], candidates[-1]))
             problems = end_problems(bisection.regress, candidates, first, last)
         if problems:
+            observed = []
             for end in (candidates[0], candidates[-1]):
                 point = bisection.points[end.key]
-                console.print(f"  observed at {end.label}: {point.note or point.describe()}")
+                observed.append(f"observed at {end.label}: {point.note or point.describe()}")
+                console.print(f"  {observed[-1]}")
             console.print(
                 f"kregress bisect: {'; '.join(problems)} for --regress {args.regress}: nothing to search"
             )
-            level.problems = problems
+            level.problems = problems + observed  # the report says why, with what each end showed
             return False
         level.result = search_between(bisection, candidates, args.jobs, ahead)
     finally:

@@ -19,7 +19,8 @@ from typing import Any
 from kregress.paths import cache_root
 from kregress.results import version_key
 
-SCHEMA_VERSION = 2  # 2: items.reproduce, items.device
+SCHEMA_VERSION = 3  # 2: items.reproduce, items.device; 3: items.toolchain_spec
+ITEM_COLUMNS = 19
 SCHEMA = """
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -51,6 +52,7 @@ CREATE TABLE items (
     duration REAL,
     reproduce TEXT,                 -- how the case is shown to catch its bug: reproduced+control, guard
     device TEXT,                    -- JSON: the GPU of a device target (index, name, driver, uuid)
+    toolchain_spec TEXT,            -- the --toolchain it was judged under (what a bisect starts from)
     PRIMARY KEY (run_id, case_id, expectation, target)
 );
 CREATE INDEX items_by_key ON items (case_id, expectation, target);
@@ -99,9 +101,11 @@ def ensure_schema(connection: sqlite3.Connection, path: Path) -> None:
             for statement in SCHEMA.split(";\n"):  # not executescript: it would commit first
                 if statement.strip():
                     connection.execute(statement)
-        elif found == 1:
-            connection.execute("ALTER TABLE items ADD COLUMN reproduce TEXT")
-            connection.execute("ALTER TABLE items ADD COLUMN device TEXT")
+        else:
+            if found == 1:
+                connection.execute("ALTER TABLE items ADD COLUMN reproduce TEXT")
+                connection.execute("ALTER TABLE items ADD COLUMN device TEXT")
+            connection.execute("ALTER TABLE items ADD COLUMN toolchain_spec TEXT")
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("COMMIT")
     except BaseException:
@@ -140,7 +144,7 @@ def store(path: Path, document: dict[str, Any], source: str | None = None) -> in
             )
             run_id = int(cursor.lastrowid or 0)
             connection.executemany(
-                "INSERT OR REPLACE INTO items VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                f"INSERT OR REPLACE INTO items VALUES ({', '.join('?' * ITEM_COLUMNS)})",
                 [item_row(run_id, item) for item in items],
             )
             connection.execute("COMMIT")
@@ -156,6 +160,7 @@ def item_row(run_id: int, item: dict[str, Any]) -> tuple:
         item.get("failure_kind"), item.get("message"), dumps(item.get("measured")), dumps(item.get("limit")),
         dumps(item.get("toolchain")), item.get("framework"), item.get("upstream"), item.get("fix"),
         dumps(item.get("attempts")), item.get("duration"), item.get("reproduce"), dumps(item.get("device")),
+        item.get("toolchain_spec"),
     )  # fmt: skip
 
 
@@ -199,7 +204,7 @@ def item_of(row: sqlite3.Row) -> dict[str, Any]:
         "message": row["message"], "measured": loads(row["measured"]), "limit": loads(row["limit_value"]),
         "toolchain": loads(row["toolchain"]), "framework": row["framework"], "upstream": row["upstream"],
         "fix": row["fix"], "duration": row["duration"], "reproduce": row["reproduce"],
-        "device": loads(row["device"]),
+        "device": loads(row["device"]), "toolchain_spec": row["toolchain_spec"],
     }  # fmt: skip
     if row["attempts"]:
         item["attempts"] = loads(row["attempts"])

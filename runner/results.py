@@ -229,7 +229,10 @@ def bisect_requests(
         # the package judged: the one --toolchain named, else the framework (its key in `toolchain`)
         framework = change.item.get("framework", "triton")
         package = package_of(spec, "") if spec else packages.get(target, framework)
-        good = judged_version(last_held.get(change.key, {}), package, framework)
+        held = last_held.get(change.key, {})
+        if bool(spec) != bool(held.get("toolchain_spec")):
+            continue  # one side judged a named toolchain, the other the default: not one package's range
+        good = judged_version(held, package, framework)
         bad = judged_version(change.item, package, framework)
         if not good or not bad or good == bad:
             continue
@@ -251,12 +254,11 @@ def pinned_version(spec: str) -> str | None:
 
 def judged_version(item: dict[str, Any], package: str, framework: str) -> str | None:
     """The version of `package` an item was judged with: the pin of its --toolchain when that named
-    the package, else the framework's version the child reported."""
+    the package; the framework's version the child reported when no --toolchain was given and the
+    package is the framework's own (a spec-less run judged the default compiler, not `package`)."""
     spec = item.get("toolchain_spec")
-    if spec and package_of(spec, "") == package:
-        return pinned_version(spec)
     if spec:
-        return None
+        return pinned_version(spec) if package_of(spec, "") == package else None
     return (item.get("toolchain") or {}).get(framework)
 
 

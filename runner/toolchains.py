@@ -159,8 +159,9 @@ class Toolchain:
         return [Path(r) for r in self.requirements if os.path.isabs(r)]
 
     def key(self) -> str:
-        """Same requirements (with the companions the rules add), same local files, same Python:
-        same environment. A changed rule in COMPANIONS thus leads to a new environment."""
+        """Same requirements (with the companions the rules add), same local files, same Python, same
+        environment lending its packages: same environment. A changed rule in COMPANIONS thus leads
+        to a new environment."""
         fingerprint = {
             "format": ENV_FORMAT,
             "python": sys.version,
@@ -168,6 +169,10 @@ class Toolchain:
             "companions": self.companions(),
             "companion_env": self.environment_variables(),
             "files": {str(p): fingerprint_path(p) for p in self.paths()},
+            # The environment lends kregress's own packages by path: one made beside another
+            # kregress environment (a runner's job rebuilt in another folder) would lend from a
+            # folder that is gone.
+            "lends_from": [] if self.names_package("torch") else base_layer_paths(),
         }
         if package_index():  # only when set, so the keys of PyPI environments stay as they were
             fingerprint["index"] = package_index()
@@ -381,7 +386,25 @@ def build(
         override = folder / "kregress-overrides.txt"
         kept_out = [p for p in PROVIDED_BY_KREGRESS if not toolchain.names_package(p)]
         override.write_text("".join(f"{p}; sys_platform == 'never'\n" for p in kept_out))
-        install = [uv, "pip", "install", "--python", str(python), "--override", str(override), *index]
+        # uv keeps an index's pages cached for a while: a release published since (tonight's
+        # compiler) would be "no version" for the packages the toolchain names.
+        refresh = [
+            part
+            for r in toolchain.requirements
+            if not os.path.isabs(r)
+            for part in ("--refresh-package", Requirement(r).name)
+        ]
+        install = [
+            uv,
+            "pip",
+            "install",
+            "--python",
+            str(python),
+            "--override",
+            str(override),
+            *refresh,
+            *index,
+        ]
     else:
         install = [str(python), "-m", "pip", "install", "--disable-pip-version-check", *index]
     command = [*install, *toolchain.requirements, *toolchain.companions()]

@@ -148,9 +148,8 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-@contextmanager
-def local_index(root: Path, wheels: list[Path]) -> Iterator[str]:
-    """A PEP 503 index of `wheels` (HTML project page) served on 127.0.0.1; yields its URL."""
+def publish(root: Path, wheels: list[Path]) -> None:
+    """Make `wheels` the releases on the index in `root` (a later call publishes new releases)."""
     files = root / "files"
     files.mkdir(parents=True, exist_ok=True)
     page = root / "simple" / "tinycc"
@@ -162,6 +161,12 @@ def local_index(root: Path, wheels: list[Path]) -> Iterator[str]:
     (page / "index.html").write_text(
         "<!DOCTYPE html><html><body>\n" + "\n".join(links) + "\n</body></html>\n"
     )
+
+
+@contextmanager
+def local_index(root: Path, wheels: list[Path]) -> Iterator[str]:
+    """A PEP 503 index of `wheels` (HTML project page) served on 127.0.0.1; yields its URL."""
+    publish(root, wheels)
     server = http.server.ThreadingHTTPServer(
         ("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(root))
     )

@@ -17,6 +17,7 @@ from kregress.bisect.candidates import (
     CandidateError,
     CommitBuilder,
     commit_candidates,
+    newest_release,
     release_candidates,
     tag_range,
 )
@@ -105,6 +106,12 @@ def test_releases_come_from_a_simple_index(tmp_path: Path) -> None:
         assert backwards[0].label == "tinycc==0.3"
         with pytest.raises(CandidateError, match="nothere is not on the index"):
             release_candidates("nothere==1.0", "nothere==2.0", index=index)
+        # An unpinned toolchain is its newest release (no pre-releases unless asked), a pinned one itself.
+        assert newest_release("tinycc", index=index) == "tinycc==0.3"
+        assert newest_release("tinycc<0.3", index=index) == "tinycc==0.2"
+        assert newest_release("tinycc==0.1", index=index) == "tinycc==0.1"
+        with pytest.raises(CandidateError, match=r"no release of tinycc on .* matches 'tinycc>1'"):
+            newest_release("tinycc>1", index=index)
 
 
 def test_tags_on_release_branches_start_at_their_merge_base(tmp_path: Path) -> None:

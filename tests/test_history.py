@@ -48,7 +48,9 @@ def test_the_schema_is_versioned_and_a_newer_one_refused(tmp_path: Path) -> None
 def test_a_schema_1_history_is_migrated_in_place_and_keeps_its_runs(tmp_path: Path) -> None:
     path = tmp_path / "history.sqlite"
     version_1 = "\n".join(
-        line for line in SCHEMA.splitlines() if not line.strip().startswith(("reproduce TEXT", "device TEXT"))
+        line
+        for line in SCHEMA.splitlines()
+        if not line.strip().startswith(("reproduce TEXT", "device TEXT", "toolchain_spec TEXT"))
     )
     with sqlite3.connect(path) as connection:
         for statement in version_1.split(";\n"):
@@ -62,13 +64,15 @@ def test_a_schema_1_history_is_migrated_in_place_and_keeps_its_runs(tmp_path: Pa
     for item in night["items"]:
         item["reproduce"] = "control"
         item["device"] = {"index": "0", "name": "NVIDIA H200"}
+        item["toolchain_spec"] = "tinycc==0.3"
     store(path, night)
     old, new = recent_runs(path)
     assert [(i["case"], i["outcome"], i["reproduce"]) for i in old["items"]] == [("old", "PASS", None)]
     assert {i["reproduce"] for i in new["items"]} == {"control"}
     assert {i["device"]["name"] for i in new["items"]} == {"NVIDIA H200"}
+    assert {i["toolchain_spec"] for i in new["items"]} == {"tinycc==0.3"}  # what a bisect starts from
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
 
 
 def test_foreign_files_are_refused_naming_them(tmp_path: Path, capsys) -> None:

@@ -215,3 +215,35 @@ def test_a_repository_tag_pattern_must_name_the_version(tmp_path: Path) -> None:
     (tmp_path / "matrix.toml").write_text(text)
     with pytest.raises(SchemaError, match=r"must contain \{version\}"):
         load_matrix(tmp_path / "matrix.toml")
+
+
+def test_bisect_requests_take_the_releases_a_runners_toolchain_pinned() -> None:
+    """A runner that judges the newest release of a package (runners.X.toolchain) bisects between
+    the pins of the two nights; a night judged with the default compiler and one with a named
+    toolchain are not one package's range, and a local build's range is commits."""
+    change = Change(("c", "e", "cpu:interpreter"), "FAIL", "PASS",
+                    {"toolchain_spec": "tinycc==0.3", "toolchain": {"triton": "3.6.0"}})  # fmt: skip
+    held = {"case": "c", "expectation": "e", "target": "cpu:interpreter", "outcome": "PASS",
+            "toolchain_spec": "tinycc==0.2", "toolchain": {"triton": "3.6.0"}}  # fmt: skip
+    (request,) = bisect_requests(Changes(new_fail=[change]), [{"items": [held]}], {}, {"tinycc": "file:///x"})
+    assert (request["good"], request["bad"], request["repository"]) == (
+        "tinycc==0.2",
+        "tinycc==0.3",
+        "file:///x",
+    )
+    default = {**held, "toolchain_spec": None}
+    assert bisect_requests(Changes(new_fail=[change]), [{"items": [default]}], {}) == []
+    local = Change(change.key, "FAIL", "PASS", {"toolchain_spec": "/wheels/tinycc-0.3-py3-none-any.whl"})
+    assert bisect_requests(Changes(new_fail=[local]), [{"items": [held]}], {}) == []
+
+
+def test_a_runner_toolchain_reaches_pytest_and_must_be_one_requirement(tmp_path: Path) -> None:
+    text = (REPO / "runner" / "matrix.toml").read_text()
+    (tmp_path / "matrix.toml").write_text(
+        text.replace("hosted = true", 'hosted = true\ntoolchain = "triton"')
+    )
+    (cpu,) = [job for job in nightly_jobs(load_matrix(tmp_path / "matrix.toml")) if job["runner"] == "cpu"]
+    assert cpu["pytest-args"] == "--backend cpu --toolchain triton"
+    (tmp_path / "matrix.toml").write_text(text.replace("hosted = true", 'hosted = true\ntoolchain = "a b"'))
+    with pytest.raises(SchemaError, match="must be one requirement with no spaces"):
+        load_matrix(tmp_path / "matrix.toml")

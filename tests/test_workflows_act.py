@@ -1,0 +1,135 @@
+"""The workflows executed end to end with act, as GitHub would run them (see act_harness): nights of
+the nightly over a compiler made here and released on a local index, the bisect it starts, the
+comment it posts; the GPU runner's job; a pull request and its comment; a bisect dispatched by hand.
+Each asserts on what the fake GitHub received and on the artifacts."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from act_harness import OWNER_REPO, Act, make_project
+from compiler_fixture import (
+    BAD,
+    CASE,
+    GOOD,
+    REPRO,
+    Step,
+    build_release,
+    local_index,
+    make_compiler_repo,
+    publish,
+)
+from fake_github import serving
+
+pytestmark = pytest.mark.slow
+
+TRACKING_ISSUE = 17
+ZERO_CASE = CASE.replace("doubles its input", "keeps zero at zero").replace("issues/1", "issues/2")
+ZERO_REPRO = REPRO.replace("np.arange(4.0)", "np.zeros(4)")
+BROKEN = 'raise ImportError("tinycc 0.4 lost its native module")\n'
+HISTORY = [
+    Step("Initial compiler", GOOD, release="0.1"),
+    Step("Release 0.2", GOOD, release="0.2"),
+    Step("Rework the scheduler (#37)", GOOD),
+    Step("Vectorize scale (#42)", BAD),
+    Step("Release 0.3", BAD, release="0.3"),
+    Step("Split the native module (#51)", BROKEN, release="0.4"),
+]
+
+MATRIX = """
+[targets."cpu:interpreter"]
+kind = "interpreter"
+backend = "cpu"
+
+[backends.cpu]
+targets = ["cpu:interpreter"]
+
+[repositories.tinycc]
+url = "{url}"
+tag_pattern = "v{{version}}"
+build_cmd = "python -m pip wheel --no-deps -w {{out}} {{src}}"
+
+[runners.cpu]
+labels = ["ubuntu-latest"]
+backend = "cpu"
+hosted = true
+toolchain = "tinycc"
+"""
+
+
+def nightly_writes(act: Act) -> list[tuple[str, str]]:
+    return [(r.method, r.path) for r in act.github.writes()]
+
+
+def test_nights_of_the_nightly_find_bisect_and_report_once(tmp_path: Path) -> None:
+    """Night 1 on release 0.2 is green; night 2 on 0.3 fails → compare finds the new FAIL → bisect.yml
+    runs both levels → one comment on the tracking issue names 0.3, the culprit commit and its PR;
+    night 3 (nothing new) posts and edits nothing; night 4 the compiler no longer imports → the
+    comment reports lost coverage. The history travels from night to night as an artifact."""
+    compiler, shas = make_compiler_repo(tmp_path / "tinycc", HISTORY)
+    releases = {s.release: sha for sha, s in zip(shas, HISTORY, strict=True) if s.release}
+    wheels = {v: build_release(compiler, sha, tmp_path / "wheels") for v, sha in releases.items()}
+    project = tmp_path / "project"
+    corpus = {"tiny": {"case.toml": CASE, "repro.py": REPRO}, "tiny_zero": {"case.toml": ZERO_CASE,
+              "repro.py": ZERO_REPRO}}  # fmt: skip
+    make_project(project, corpus, MATRIX.format(url=Path(compiler.working_dir).as_uri()))
+    index_root = tmp_path / "index"
+    with serving() as github, local_index(index_root, [wheels["0.1"], wheels["0.2"]]) as index:
+        act = Act(project, github, tmp_path / "act")
+        act.variables = {"KREGRESS_TRACKING_ISSUE": str(TRACKING_ISSUE), "KREGRESS_INDEX_URL": index}
+
+        night1 = act.run("schedule", "nightly.yml")
+        assert night1.returncode == 0, night1.failed()
+        assert {"plan", "compare", "report"} <= set(night1.jobs) and set(night1.jobs.values()) == {
+            "succeeded"
+        }
+        results = json.loads(night1.artifact("results-cpu")["cpu.json"])
+        assert {i["case"]: i["outcome"] for i in results["items"]} == {"tiny": "PASS", "tiny_zero": "PASS"}
+        assert {i["toolchain_spec"] for i in results["items"]} == {"tinycc==0.2"}  # the newest release
+        assert "no earlier nightly history" in night1.output
+        assert nightly_writes(act) == []  # a green night says nothing
+
+        publish(index_root, [wheels[v] for v in ("0.1", "0.2", "0.3")])  # 0.3 is released
+        night2 = act.run("schedule", "nightly.yml")
+        assert night2.returncode == 0, night2.failed()
+        assert "nightly-history from run 1" in night2.output  # the history came from night 1
+        history = night2.artifact("nightly-history")
+        assert len(history_runs(tmp_path, history["history.sqlite"])) == 2
+        changes = json.loads(history["changes.json"])
+        assert [(c["case"], c["target"]) for c in changes["new_fail"]] == [("tiny", "cpu:interpreter")]
+        request = json.loads(history["bisect.json"])["include"][0]
+        assert (request["good"], request["bad"]) == ("tinycc==0.2", "tinycc==0.3")
+        assert night2.jobs.get("bisect/bisect") == "succeeded", night2.failed()
+        report = night2.artifact("bisect-tiny.cpu-interpreter")["tiny.cpu-interpreter.md"].decode()
+        assert "First bad (fail): **tinycc==0.3**" in report, report
+        culprit = shas[3][:10]
+        assert f"**{culprit} Vectorize scale (#42)** (PR #42)" in report, report
+        (comment,) = github.comments_on(OWNER_REPO, TRACKING_ISSUE)
+        assert "`tiny`" in comment["body"] and "`tiny_zero`" not in comment["body"]
+        assert "tinycc==0.3" in comment["body"] and culprit in comment["body"] and "PR #42" in comment["body"]
+        assert nightly_writes(act) == [("POST", f"/repos/{OWNER_REPO}/issues/{TRACKING_ISSUE}/comments")]
+
+        night3 = act.run("schedule", "nightly.yml")
+        assert night3.returncode == 0, night3.failed()
+        assert "bisect/bisect" not in night3.jobs  # nothing new: no bisect, no comment, no edit
+        assert len(nightly_writes(act)) == 1 and github.comments_on(OWNER_REPO, TRACKING_ISSUE) == [comment]
+
+        publish(index_root, list(wheels.values()))  # 0.4 no longer imports
+        night4 = act.run("schedule", "nightly.yml")
+        assert night4.returncode == 0, night4.failed()
+        results = json.loads(night4.artifact("results-cpu")["cpu.json"])
+        assert {i["case"]: i["outcome"] for i in results["items"]}["tiny_zero"] in ("ERROR", "SKIP")
+        (edited,) = github.comments_on(OWNER_REPO, TRACKING_ISSUE)  # the same comment, edited in place
+        assert edited["id"] == comment["id"] and "Lost coverage" in edited["body"], edited["body"]
+        assert "`tiny_zero`" in edited["body"]
+        assert nightly_writes(act)[-1] == ("PATCH", f"/repos/{OWNER_REPO}/issues/comments/{comment['id']}")
+
+
+def history_runs(tmp_path: Path, data: bytes) -> list[tuple]:
+    path = tmp_path / "history-check.sqlite"
+    path.write_bytes(data)
+    with sqlite3.connect(path) as db:
+        return db.execute("SELECT * FROM runs").fetchall()
