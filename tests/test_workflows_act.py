@@ -133,3 +133,151 @@ def history_runs(tmp_path: Path, data: bytes) -> list[tuple]:
     path.write_bytes(data)
     with sqlite3.connect(path) as db:
         return db.execute("SELECT * FROM runs").fetchall()
+
+
+NVIDIA_SMI = """#!/bin/sh
+# A stand-in for nvidia-smi on a runner with two H100s: -L lists them, --query-gpu describes the
+# one -i names (or both), as the real tool prints them.
+row() { echo "$1, NVIDIA H100 80GB HBM3, 580.95.05, GPU-0000000$1-aaaa-bbbb-cccc-dddddddddddd"; }
+case "$*" in
+  *-L*) echo "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-00000000)"; echo "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-00000001)" ;;
+  *"-i 1"*) row 1 ;;
+  *"-i 0"*) row 0 ;;
+  *) row 0; row 1 ;;
+esac
+"""
+
+GPU_MATRIX = """
+[targets."cpu:interpreter"]
+kind = "interpreter"
+backend = "cpu"
+
+[targets."cuda:device"]
+kind = "device"
+backend = "cuda"
+
+[backends.cpu]
+targets = ["cpu:interpreter"]
+
+[backends.cuda]
+targets = ["cuda:device"]
+
+[runners.cuda-h100]
+labels = ["self-hosted", "cuda-h100"]
+backend = "cuda"
+targets = ["cuda:device"]
+"""
+
+NUMPY_CASE = """
+title = "{title}"
+framework = "triton"
+[upstream]
+repo = "example/compiler"
+issue = "https://github.com/example/compiler/issues/{issue}"
+[[expect]]
+name = "numerics"
+kind = "numerics"
+check = "check"
+rtol = 0
+atol = 0
+"""
+
+NUMPY_REPRO = """
+import numpy as np
+
+
+def check(device):
+    return np.arange(4.0) * {factor}, np.arange(4.0) * 2
+"""
+
+
+def numpy_case(title: str, issue: int, factor: int = 2) -> dict[str, str]:
+    return {
+        "case.toml": NUMPY_CASE.format(title=title, issue=issue),
+        "repro.py": NUMPY_REPRO.format(factor=factor),
+    }
+
+
+def test_a_gpu_runner_job_judges_on_its_backend_with_a_worker_per_device(tmp_path: Path) -> None:
+    """The self-hosted job (labels self-hosted, cuda-h100, run on this machine with a stand-in
+    nvidia-smi) passes --backend cuda: one xdist worker per GPU, each item records its GPU."""
+    project = tmp_path / "project"
+    corpus = {f"doubles_{n}": numpy_case(f"doubles {n}", n) for n in range(4)}
+    make_project(project, corpus, GPU_MATRIX)
+    tools = tmp_path / "runner-tools"
+    tools.mkdir()
+    (tools / "nvidia-smi").write_text(NVIDIA_SMI)
+    (tools / "nvidia-smi").chmod(0o755)
+    with serving() as github:
+        act = Act(project, github, tmp_path / "act", labels=("self-hosted", "cuda-h100"), path=[tools])
+        night = act.run("workflow_dispatch", "nightly.yml")
+        assert night.jobs.get("corpus (cuda-h100)") == "succeeded", night.failed()
+        results = json.loads(night.artifact("results-cuda-h100")["cuda-h100.json"])
+        assert results["backend"] == "cuda"
+        assert [d["name"] for d in results["devices"]] == ["NVIDIA H100 80GB HBM3"] * 2
+        assert {i["outcome"] for i in results["items"]} == {"PASS"} and len(results["items"]) == 4
+        assert {i["target"] for i in results["items"]} == {"cuda:device"}
+        assert {i["device"]["index"] for i in results["items"]} == {"0", "1"}  # two workers, one per GPU
+        assert "2 workers [4 items]" in night.output
+
+
+def test_a_pull_request_is_judged_without_secrets_and_commented_by_workflow_run(tmp_path: Path) -> None:
+    """pr.yml on a pull_request whose corpus change FAILs uploads its findings and touches no API;
+    pr-comment.yml, started by the finished run, downloads the artifact through the API and posts
+    one comment on the PR."""
+    project = tmp_path / "project"
+    repo = make_project(project, {"doubles": numpy_case("doubles", 1)}, GPU_MATRIX)
+    base = repo.head.commit.hexsha
+    repo.git.checkout("-b", "feature")
+    (project / "corpus" / "halves").mkdir()
+    for name, text in numpy_case("halves", 2, factor=3).items():  # a new case that fails
+        (project / "corpus" / "halves" / name).write_text(text)
+    repo.git.add("-A")
+    head = repo.index.commit("Add a case").hexsha
+    event = tmp_path / "pull_request.json"
+    event.write_text(json.dumps({"number": 5, "pull_request": {
+        "number": 5, "base": {"sha": base, "ref": "main"}, "head": {"sha": head, "ref": "feature"}}}))  # fmt: skip
+    with serving() as github:
+        act = Act(
+            project, github, tmp_path / "act", secrets={"KREGRESS_UPSTREAM_TOKEN": "ghp_upstreamSecret42"}
+        )
+        pr = act.run("pull_request", "pr.yml", event)
+        assert pr.returncode == 0, pr.failed()
+        assert github.log == []  # the untrusted run talked to no API, with no token to do it
+        found = pr.artifact("kregress-pr")
+        assert found["number"].decode().strip() == "5"
+        assert b"ghp_upstreamSecret42" not in b"".join(found.values())
+        changes = json.loads(found["changes.json"])
+        assert [(c["case"], c["target"]) for c in changes["new_fail"]] == [("halves", "cpu:interpreter")]
+        finished = tmp_path / "workflow_run.json"
+        finished.write_text(json.dumps({"workflow_run": {
+            "id": 1, "event": "pull_request", "conclusion": "success", "head_branch": "feature",
+            "pull_requests": [{"number": 5}]}}))  # fmt: skip
+        comment = act.run("workflow_run", "pr-comment.yml", finished)
+        assert comment.returncode == 0, comment.failed()
+        (posted,) = github.comments_on(OWNER_REPO, 5)
+        assert "`halves`" in posted["body"] and "New FAIL" in posted["body"], posted["body"]
+        assert ("GET", f"/repos/{OWNER_REPO}/actions/runs/1/artifacts") in [
+            (r.method, r.path) for r in github.log
+        ]
+
+
+def test_a_bisect_dispatched_by_hand_reports_the_first_bad_release(tmp_path: Path) -> None:
+    compiler, shas = make_compiler_repo(tmp_path / "tinycc", HISTORY[:5])
+    wheels = [build_release(compiler, sha, tmp_path / "wheels") for sha, s in zip(shas, HISTORY, strict=False)
+              if s.release]  # fmt: skip
+    project = tmp_path / "project"
+    make_project(project, {"tiny": {"case.toml": CASE, "repro.py": REPRO}},
+                 MATRIX.format(url=Path(compiler.working_dir).as_uri()))  # fmt: skip
+    event = tmp_path / "dispatch.json"
+    inputs = {"case": "tiny", "target": "cpu:interpreter", "good": "tinycc==0.1", "bad": "tinycc==0.3",
+              "regress": "fail", "expectation": "", "repository": ""}  # fmt: skip
+    event.write_text(json.dumps({"inputs": inputs}))
+    with serving() as github, local_index(tmp_path / "index", wheels) as index:
+        act = Act(project, github, tmp_path / "act", variables={"KREGRESS_INDEX_URL": index})
+        run = act.run("workflow_dispatch", "bisect.yml", event)
+        assert run.returncode == 0, run.failed()
+        report = run.artifact("bisect-tiny.cpu-interpreter")["tiny.cpu-interpreter.md"].decode()
+        assert "First bad (fail): **tinycc==0.3**; last good: tinycc==0.2." in report, report
+        assert "Commits" not in report  # repository '' : releases only, as the dispatch asked
+        assert "Releases only, from tinycc==0.1 to tinycc==0.3" in run.output
