@@ -140,7 +140,7 @@ NVIDIA_SMI = """#!/bin/sh
 # one -i names (or both), as the real tool prints them.
 row() { echo "$1, NVIDIA H100 80GB HBM3, 580.95.05, GPU-0000000$1-aaaa-bbbb-cccc-dddddddddddd"; }
 case "$*" in
-  *-L*) echo "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-00000000)"; echo "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-00000001)" ;;
+  *-L*) for n in 0 1; do echo "GPU $n: NVIDIA H100 80GB HBM3 (UUID: GPU-0000000$n)"; done ;;
   *"-i 1"*) row 1 ;;
   *"-i 0"*) row 0 ;;
   *) row 0; row 1 ;;
@@ -235,8 +235,8 @@ def test_a_pull_request_is_judged_without_secrets_and_commented_by_workflow_run(
     repo.git.add("-A")
     head = repo.index.commit("Add a case").hexsha
     event = tmp_path / "pull_request.json"
-    event.write_text(json.dumps({"number": 5, "pull_request": {
-        "number": 5, "base": {"sha": base, "ref": "main"}, "head": {"sha": head, "ref": "feature"}}}))  # fmt: skip
+    pull = {"number": 5, "base": {"sha": base, "ref": "main"}, "head": {"sha": head, "ref": "feature"}}
+    event.write_text(json.dumps({"number": 5, "pull_request": pull}))
     with serving() as github:
         act = Act(
             project, github, tmp_path / "act", secrets={"KREGRESS_UPSTREAM_TOKEN": "ghp_upstreamSecret42"}
