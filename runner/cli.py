@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 from kregress import level_zero, xpu_native
+from kregress.bisect.bot import add_parser as add_bot_parser
 from kregress.bisect.command import add_parser as add_bisect_parser
 from kregress.bisect.comment import add_parser as add_comment_parser
 from kregress.bisect.reduce import add_parser as add_reduce_parser
@@ -441,6 +442,7 @@ def parser() -> argparse.ArgumentParser:
     prune.set_defaults(run=command_envs_prune)
     add_bisect_parser(commands)
     add_comment_parser(commands)
+    add_bot_parser(commands)
     add_verify_parser(commands)
     add_reduce_parser(commands)
     return top

@@ -281,3 +281,60 @@ def test_a_bisect_dispatched_by_hand_reports_the_first_bad_release(tmp_path: Pat
         assert "First bad (fail): **tinycc==0.3**; last good: tinycc==0.2." in report, report
         assert "Commits" not in report  # repository '' : releases only, as the dispatch asked
         assert "Releases only, from tinycc==0.1 to tinycc==0.3" in run.output
+
+
+def comment_event(body: str, association: str, number: int = 8) -> dict:
+    return {
+        "action": "created",
+        "repository": {"full_name": OWNER_REPO},
+        "issue": {"number": number},
+        "comment": {"id": 4242, "body": body, "author_association": association, "user": {"login": "ada"}},
+    }
+
+
+def test_commands_in_comments_run_for_members_and_answer_in_one_comment(tmp_path: Path) -> None:
+    """A member's `/kregress run` is queued, run on the runner of its target and answered in the same
+    comment (created once, then edited); a contributor's, or one naming an unknown case, gets a
+    one-line reply and nothing runs."""
+    project = tmp_path / "project"
+    make_project(
+        project, {"doubles": numpy_case("doubles", 1), "halves": numpy_case("halves", 2, 3)}, GPU_MATRIX
+    )
+    tools = tmp_path / "runner-tools"
+    tools.mkdir()
+    (tools / "nvidia-smi").write_text(NVIDIA_SMI)
+    (tools / "nvidia-smi").chmod(0o755)
+    with serving() as github:
+        act = Act(project, github, tmp_path / "act", labels=("self-hosted", "cuda-h100"), path=[tools])
+        asked = tmp_path / "member.json"
+        asked.write_text(json.dumps(comment_event("/kregress run halves -t cuda:device", "MEMBER")))
+        run = act.run("issue_comment", "command.yml", asked)
+        assert run.returncode == 0 and run.jobs == {"accept": "succeeded", "run": "succeeded"}, run.failed()
+        (reply,) = github.comments_on(OWNER_REPO, 8)
+        assert reply["body"].startswith(
+            "<!-- kregress:8:command-4242 -->\n✅ done: `/kregress run halves -t cuda:device`"
+        )
+        assert "| `numerics` | `cuda:device` | FAIL |" in reply["body"], reply["body"]
+        writes = [(r.method, r.path) for r in github.writes()]
+        edit = ("PATCH", f"/repos/{OWNER_REPO}/issues/comments/{reply['id']}")
+        assert writes == [("POST", f"/repos/{OWNER_REPO}/issues/8/comments"), edit, edit]  # one comment
+        bodies = [r.body["body"] for r in github.writes()]
+        assert "⏳ queued" in bodies[0] and "🏃 running" in bodies[1]
+
+        for name, body, association, words in (
+            (
+                "stranger",
+                "/kregress run halves -t cuda:device",
+                "CONTRIBUTOR",
+                "only members and collaborators",
+            ),
+            ("unknown", "/kregress run nothere -t cuda:device", "OWNER", "there is no case `nothere`"),
+        ):
+            path = tmp_path / f"{name}.json"
+            path.write_text(json.dumps(comment_event(body, association, number=9)))
+            refused = act.run("issue_comment", "command.yml", path)
+            assert refused.returncode == 0 and refused.jobs == {"accept": "succeeded"}, refused.failed()
+            last = github.comments_on(OWNER_REPO, 9)[-1]["body"]
+            assert (
+                words in last and "nothing was run" in last and len(last.splitlines()) == 2
+            )  # marker + one line
