@@ -248,3 +248,42 @@ def test_a_runner_toolchain_reaches_pytest_and_must_be_one_requirement(tmp_path:
     (tmp_path / "matrix.toml").write_text(text.replace("hosted = true", 'hosted = true\ntoolchain = "a b"'))
     with pytest.raises(SchemaError, match="must be one requirement with no spaces"):
         load_matrix(tmp_path / "matrix.toml")
+
+
+LIGHT_INSTALL = "pip install -r .github/requirements-light.txt && pip install --no-deps ."
+
+
+def light_jobs() -> dict[str, set[str]]:
+    """workflow:job -> the kregress commands it calls, for every job that installs kregress light."""
+    found = {}
+    for workflow in WORKFLOWS:
+        for name, job in load(workflow.name)["jobs"].items():
+            scripts = [step.get("run", "") for step in job.get("steps", [])]
+            installs = [s for s in scripts if "requirements-light" in s]
+            if installs:
+                assert installs == [LIGHT_INSTALL], f"{workflow.name}:{name}: {installs}"
+                calls = {m for s in scripts for m in re.findall(r"\bkregress ([a-z]+)", s)}
+                found[f"{workflow.name}:{name}"] = calls
+    return found
+
+
+@pytest.mark.slow
+def test_the_light_install_runs_every_command_its_jobs_call(tmp_path: Path) -> None:
+    """The plan, compare, report, route, accept and comment jobs install kregress without compilers,
+    with the workflows' own line: every command they call must start there (it once died on
+    pydantic_core, which --no-deps left out, and on tomli_w, which kregress.cli imports)."""
+    jobs = light_jobs()
+    assert {"nightly.yml:plan", "nightly.yml:compare", "nightly.yml:report", "bisect.yml:route",
+            "pr-comment.yml:comment", "command.yml:accept"} <= set(jobs)  # fmt: skip
+    python = tmp_path / "light" / "bin" / "python"
+    subprocess.run([sys.executable, "-m", "venv", str(tmp_path / "light")], check=True, timeout=120)
+    install = LIGHT_INSTALL.replace("pip install", f"{python} -m pip install --quiet")
+    subprocess.run(install, shell=True, cwd=REPO, check=True, timeout=600, capture_output=True)
+    kregress = tmp_path / "light" / "bin" / "kregress"
+    for command in sorted(set().union(*jobs.values())):
+        done = subprocess.run([kregress, command, "--help"], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"kregress {command}: {done.stderr[-2000:]}"
+    plan = subprocess.run([kregress, "matrix"], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert plan.returncode == 0 and '"runner": "cpu"' in plan.stdout, plan.stderr
+    absent = subprocess.run([python, "-c", "import torch"], capture_output=True, timeout=60)
+    assert absent.returncode != 0  # light: no compiler, no torch

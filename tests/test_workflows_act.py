@@ -6,6 +6,7 @@ Each asserts on what the fake GitHub received and on the artifacts."""
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -338,3 +339,23 @@ def test_commands_in_comments_run_for_members_and_answer_in_one_comment(tmp_path
             assert (
                 words in last and "nothing was run" in last and len(last.splitlines()) == 2
             )  # marker + one line
+
+
+def test_the_projects_own_ci_runs_the_readme_test_command(tmp_path: Path) -> None:
+    """ci.yml's steps on a push: setup-python, the README's install and test command. Its tests/ is
+    one passing and then one failing test here (the whole suite is what CI itself runs)."""
+    project = tmp_path / "project"
+    repo = make_project(project, {"doubles": numpy_case("doubles", 1)}, GPU_MATRIX)
+    for path in (project / "tests").iterdir():
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    (project / "tests" / "test_one.py").write_text("def test_kregress_imports():\n    import kregress.cli\n")
+    repo.git.add("-A")
+    repo.index.commit("one test")
+    with serving() as github:
+        act = Act(project, github, tmp_path / "act")
+        green = act.run("push", "ci.yml")
+        assert green.returncode == 0 and green.jobs == {"tests": "succeeded"}, green.failed()
+        assert "1 passed" in green.output
+        (project / "tests" / "test_one.py").write_text("def test_fails():\n    assert 1 == 2\n")
+        red = act.run("push", "ci.yml")
+        assert red.returncode != 0 and red.jobs == {"tests": "failed"} and "1 failed" in red.output
