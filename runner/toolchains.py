@@ -387,11 +387,13 @@ def build(
         kept_out = [p for p in PROVIDED_BY_KREGRESS if not toolchain.names_package(p)]
         override.write_text("".join(f"{p}; sys_platform == 'never'\n" for p in kept_out))
         # uv keeps an index's pages cached for a while: a release published since (tonight's
-        # compiler) would be "no version" for the packages the toolchain names.
+        # compiler) would be "no version" for the packages the toolchain names. Offline there is
+        # nothing newer to see (and uv refuses --refresh with UV_OFFLINE).
+        offline = os.environ.get("UV_OFFLINE", "").lower() not in ("", "0", "false", "no")
         refresh = [
             part
             for r in toolchain.requirements
-            if not os.path.isabs(r)
+            if not os.path.isabs(r) and not offline
             for part in ("--refresh-package", Requirement(r).name)
         ]
         install = [
