@@ -6,22 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from compiler_fixture import CASE
 
 from kregress.bisect.bot import BotCommand, CommandError, accept, command_line, parse_command
 
-CASE = """
-title = "doubles"
-framework = "triton"
-[upstream]
-repo = "example/compiler"
-issue = "https://github.com/example/compiler/issues/1"
-[[expect]]
-name = "numerics"
-kind = "numerics"
-check = "check"
-rtol = 0
-atol = 0
-"""
 REPRODUCE = """
 [[known_bad]]
 link = "https://github.com/example/compiler/issues/1"

@@ -196,40 +196,11 @@ def test_history_fetch_takes_the_newest_earlier_run_that_left_it(tmp_path: Path,
     from fake_github import Run, serving
 
     with serving() as github:
-        github.add_run(
-            REPO,
-            Run(
-                1,
-                "nightly.yml",
-                "main",
-                "schedule",
-                "success",
-                {"nightly-history": zipped({"history.sqlite": b"night 1"})},
-            ),
-        )
+        left = {1: ("main", b"night 1"), 3: ("other", b"other branch"), 4: ("main", b"this run")}
+        for run_id, (branch, data) in left.items():
+            artifacts = {"nightly-history": zipped({"history.sqlite": data})}
+            github.add_run(REPO, Run(run_id, "nightly.yml", branch, "schedule", "success", artifacts))
         github.add_run(REPO, Run(2, "nightly.yml", "main", "schedule", "failure"))  # broke before compare
-        github.add_run(
-            REPO,
-            Run(
-                3,
-                "nightly.yml",
-                "other",
-                "schedule",
-                "success",
-                {"nightly-history": zipped({"history.sqlite": b"other branch"})},
-            ),
-        )
-        github.add_run(
-            REPO,
-            Run(
-                4,
-                "nightly.yml",
-                "main",
-                "schedule",
-                "success",
-                {"nightly-history": zipped({"history.sqlite": b"this run"})},
-            ),
-        )
         settings = {"GITHUB_TOKEN": TOKEN, "GITHUB_REPOSITORY": REPO, "GITHUB_API_URL": github.url}
         for name, value in {**settings, "GITHUB_RUN_ID": "4"}.items():
             monkeypatch.setenv(name, value)

@@ -40,14 +40,18 @@ HISTORY = [
     Step("Split the native module (#51)", BROKEN, release="0.4"),
 ]
 
-MATRIX = """
+CPU_TARGET = """
 [targets."cpu:interpreter"]
 kind = "interpreter"
 backend = "cpu"
 
 [backends.cpu]
 targets = ["cpu:interpreter"]
+"""
 
+MATRIX = (
+    CPU_TARGET
+    + """
 [repositories.tinycc]
 url = "{url}"
 tag_pattern = "v{{version}}"
@@ -59,6 +63,7 @@ backend = "cpu"
 hosted = true
 toolchain = "tinycc"
 """
+)
 
 
 def nightly_writes(act: Act) -> list[tuple[str, str]]:
@@ -148,17 +153,12 @@ case "$*" in
 esac
 """
 
-GPU_MATRIX = """
-[targets."cpu:interpreter"]
-kind = "interpreter"
-backend = "cpu"
-
+GPU_MATRIX = (
+    CPU_TARGET
+    + """
 [targets."cuda:device"]
 kind = "device"
 backend = "cuda"
-
-[backends.cpu]
-targets = ["cpu:interpreter"]
 
 [backends.cuda]
 targets = ["cuda:device"]
@@ -168,20 +168,10 @@ labels = ["self-hosted", "cuda-h100"]
 backend = "cuda"
 targets = ["cuda:device"]
 """
+)
 
-NUMPY_CASE = """
-title = "{title}"
-framework = "triton"
-[upstream]
-repo = "example/compiler"
-issue = "https://github.com/example/compiler/issues/{issue}"
-[[expect]]
-name = "numerics"
-kind = "numerics"
-check = "check"
-rtol = 0
-atol = 0
-"""
+# The fixture compiler's manifest, with a title and issue of its own.
+NUMPY_CASE = CASE.replace("tiny compiler doubles its input", "{title}").replace("issues/1", "issues/{issue}")
 
 NUMPY_REPRO = """
 import numpy as np
