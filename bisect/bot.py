@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.bisect.github import IssueRef, Reporter, ReportError
+from kregress.errors import KregressError
 from kregress.markdown import fenced
 from kregress.matrix import load_matrix, runner_for
 from kregress.schema import SchemaError
@@ -36,7 +37,7 @@ USAGE = (
 EXIT_DONE, EXIT_REFUSED, EXIT_GITHUB, EXIT_USAGE = 0, 1, 3, 64
 
 
-class CommandError(Exception):
+class CommandError(KregressError):
     """The comment asks for something kregress will not run; the message is the reply."""
 
 

@@ -30,6 +30,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
+from kregress.errors import KregressError
 from kregress.paths import cache_root
 from kregress.toolchains import (
     META,
@@ -52,11 +53,11 @@ if TYPE_CHECKING:
     import git  # imported where used: gitpython is slow to import and only git refs need it
 
 
-class CandidateError(Exception):
+class CandidateError(KregressError):
     """The refs or the repository do not give a range to search (a usage problem)."""
 
 
-class BuildFailed(Exception):
+class BuildFailed(KregressError):
     """A commit could not be built into a toolchain: that point is a skip, like exit 125."""
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import requests
 from github import Auth, Github, GithubException, GithubRetry
 
+from kregress.errors import KregressError
 from kregress.markdown import open_fence
 
 MAX_BODY = 65536
@@ -25,7 +26,7 @@ MENTION = re.compile(r"@(?=[A-Za-z0-9][A-Za-z0-9-]*)")
 TRUNCATED = "\n\n*(truncated: the full report is in the workflow's artifacts)*"
 
 
-class ReportError(Exception):
+class ReportError(KregressError):
     """GitHub refused (wrong repository or issue, missing permission) or kept failing: nothing posted."""
 
 

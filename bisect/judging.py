@@ -17,13 +17,14 @@ from typing import Any
 from filelock import FileLock
 
 from kregress.bisect.search import PointVerdict
+from kregress.errors import KregressError
 from kregress.paths import cache_root, write_atomically
 
 REGRESSIONS = ("fail", "pass", "crash", "error")
 RUN_TIMEOUT = 3600
 
 
-class InfrastructureError(Exception):
+class InfrastructureError(KregressError):
     """The runner itself could not judge (not the compiler under test): stop, exit 3."""
 
 

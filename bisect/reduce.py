@@ -31,6 +31,7 @@ from typing import Any
 import tomli_w
 
 from kregress.bisect.ast_edits import candidates, normalized, size
+from kregress.errors import KregressError
 from kregress.manifest import Case, load_case
 from kregress.matrix import Target, load_matrix
 from kregress.schema import SchemaError, read_toml
@@ -41,7 +42,7 @@ KERNEL_MAKERS = ("TritonKernel", "TileLangKernel")
 DIGITS = re.compile(r"\d+")
 
 
-class ReduceError(Exception):
+class ReduceError(KregressError):
     """What was asked cannot be reduced (usage): said with the file and field, exit 64."""
 
 

@@ -11,8 +11,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kregress.errors import KregressError
 
-class Unsupported(Exception):
+
+class Unsupported(KregressError):
     """This environment cannot build or run this: the item is SKIPPED with this reason, never FAILED."""
 
 

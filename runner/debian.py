@@ -13,13 +13,14 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from kregress.errors import KregressError
 from kregress.jobs import tail
 
 MIRROR_VARIABLE = "KREGRESS_XPU_NATIVE_MIRROR"
 COMMAND_TIMEOUT = 900
 
 
-class ProvisionError(Exception):
+class ProvisionError(KregressError):
     """A tool kregress provisions could not be; the message says what to install or set."""
 
 

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from kregress.errors import KregressError
 from kregress.paths import cache_root
 from kregress.results import version_key
 
@@ -59,7 +60,7 @@ CREATE INDEX items_by_key ON items (case_id, expectation, target);
 """
 
 
-class HistoryError(Exception):
+class HistoryError(KregressError):
     """The history file cannot be used: names the file and why."""
 
 

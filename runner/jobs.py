@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.backends import BACKENDS
+from kregress.errors import KregressError
 from kregress.matrix import Target
 from kregress.paths import cache_root
 
@@ -161,7 +162,7 @@ def describe_exit(returncode: int) -> str:
     return f"exited with status {returncode}"
 
 
-class ForkServerGone(Exception):
+class ForkServerGone(KregressError):
     """The fork server died or never started: jobs fall back to a fresh interpreter each."""
 
 

@@ -30,6 +30,7 @@ from kregress.devices import (
     probe_count,
     visible,
 )
+from kregress.errors import KregressError
 from kregress.frameworks import FRAMEWORKS
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
 from kregress.judge import Outcome, Verdict, judge
@@ -315,7 +316,7 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return auto_workers(backend, os.environ, config.getoption("devices") or probe_count(backend))
 
 
-class ManifestError(Exception):
+class ManifestError(KregressError):
     """A case.toml that cannot be used: shown as a one-paragraph collection error."""
 
 
@@ -370,11 +371,11 @@ def plan(case: Case, expectation: Expectation, target: Target) -> Plan:
     return Plan(True, declared.cannot_build(target.kind, target.backend, target.name))
 
 
-class ItemError(Exception):
+class ItemError(KregressError):
     """The harness or the case broke (not the compiler under test): pytest reports an ERROR."""
 
 
-class ItemFailure(Exception):
+class ItemFailure(KregressError):
     def __init__(self, verdict: Verdict) -> None:
         super().__init__(verdict.message)
         self.verdict = verdict

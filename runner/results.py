@@ -18,11 +18,13 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
+from kregress.errors import KregressError
+
 Key = tuple[str, str, str]  # case, expectation, target
 HELD = ("PASS", "XFAIL", "XPASS")  # outcomes where the expectation did not newly break
 
 
-class ResultsError(Exception):
+class ResultsError(KregressError):
     """A results file that is not one kregress wrote: names the file and what is wrong."""
 
 

@@ -8,13 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
+from kregress.errors import KregressError
 from kregress.frameworks import FRAMEWORKS
 from kregress.manifest import CASE_ID, UPSTREAM_BUG
 
 DRAFT = "draft: not shown yet"  # the guard of a case whose bad and good releases are not named
 
 
-class ScaffoldError(Exception):
+class ScaffoldError(KregressError):
     """The case cannot be written as asked (name, issue URL, framework, folder): a usage error."""
 
 

@@ -13,6 +13,8 @@ from typing import Any, TypeVar
 import tomllib
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from kregress.errors import KregressError
+
 Model = TypeVar("Model", bound=BaseModel)
 
 
@@ -22,7 +24,7 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-class SchemaError(Exception):
+class SchemaError(KregressError):
     """A hand-written TOML file is invalid; the message names the file and each bad field."""
 
     def __init__(self, path: Path, problems: list[str]) -> None:

@@ -36,6 +36,7 @@ from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
+from kregress.errors import KregressError
 from kregress.jobs import Interpreter, tail
 from kregress.paths import cache_root
 
@@ -85,7 +86,7 @@ CUDA_ERROR_NO_DEVICE = 100
 NATIVE_PACKAGES = ("tilelang", "tvm", "tvm_ffi")
 
 
-class ToolchainError(Exception):
+class ToolchainError(KregressError):
     """A toolchain could not be resolved or installed; the message names it and shows why."""
 
 

@@ -19,10 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from kregress.adapters import CompilerBroken, MeasurementError, Unsupported
+from kregress.errors import KregressError
 from kregress.frameworks import FRAMEWORKS
 
 
-class CaseError(Exception):
+class CaseError(KregressError):
     """The case itself is broken (bad repro.py, missing attribute): an ERROR, not a compiler FAIL."""
 
 

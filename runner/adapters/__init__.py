@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from kregress.case import Unsupported as Unsupported  # raised by adapters and by repro checks
+from kregress.errors import KregressError
 
 
-class MeasurementError(Exception):
+class MeasurementError(KregressError):
     """The kernel compiled but kregress could not read its figures: an ERROR of the harness."""
 
 
-class CompilerBroken(Exception):
+class CompilerBroken(KregressError):
     """The compiler under test is installed but does not work here (it fails to import): an ERROR,
     never a SKIP, or a nightly whose compiler broke would read as a quiet night."""
 
