@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.bisect.github import IssueRef, Reporter, ReportError
-from kregress.errors import KregressError
+from kregress.errors import ExitCode, KregressError
 from kregress.markdown import fenced
 from kregress.matrix import load_matrix, runner_for
 from kregress.schema import SchemaError
@@ -34,7 +34,6 @@ USAGE = (
     "`/kregress bisect CASE [-t TARGET] [-e EXPECTATION] [--good X --bad Y]`, "
     "`/kregress run CASE [-t TARGET] [--toolchain SPEC]` or `/kregress verify CASE`"
 )
-EXIT_DONE, EXIT_REFUSED, EXIT_GITHUB, EXIT_USAGE = 0, 1, 3, 64
 
 
 class CommandError(KregressError):
@@ -225,13 +224,13 @@ def work(command: BotCommand, corpus: Path, out: Path, matrix_path: Path | None 
     return ran, f"exit {done.returncode}\n\n" + fenced(tail)
 
 
-def command_bot(args: argparse.Namespace) -> int:
+def command_bot(args: argparse.Namespace) -> ExitCode:
     event = json.loads(Path(args.event or os.environ["GITHUB_EVENT_PATH"]).read_text())
     corpus = args.corpus
     token = os.environ.get("GITHUB_TOKEN")
     if not token:
         print("kregress bot: set GITHUB_TOKEN", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     reporter = Reporter(token, os.environ.get("GITHUB_API_URL"))
     target = issue_of_event(event)
     key = reply_key(int(event["comment"]["id"]))
@@ -240,7 +239,7 @@ def command_bot(args: argparse.Namespace) -> int:
             command, reply = accept(event, corpus, args.matrix)
             if not reply:
                 print("kregress bot: the comment holds no /kregress command")
-                return EXIT_REFUSED
+                return ExitCode.REFUSED
             reporter.post(target, key, reply)
             print(reply)
             outputs = {"accepted": "true" if command else "false"}
@@ -250,17 +249,17 @@ def command_bot(args: argparse.Namespace) -> int:
             if args.github_output and os.environ.get("GITHUB_OUTPUT"):
                 with open(os.environ["GITHUB_OUTPUT"], "a") as handle:
                     handle.writelines(f"{k}={v}\n" for k, v in outputs.items())
-            return EXIT_DONE if command else EXIT_REFUSED
+            return ExitCode.OK if command else ExitCode.REFUSED
         command = BotCommand(**json.loads(args.command))
         reporter.post(target, key, f"🏃 running: `{command.shown()}`{run_link()}")
         with tempfile.TemporaryDirectory() as folder:
             ran, answer = work(command, corpus, Path(folder), args.matrix)
         verdict = "✅ done" if ran else "❌ could not finish"
         reporter.post(target, key, f"{verdict}: `{command.shown()}`{run_link()}\n\n{answer}")
-        return EXIT_DONE if ran else EXIT_GITHUB
+        return ExitCode.OK if ran else ExitCode.INFRASTRUCTURE
     except ReportError as exc:
         print(f"kregress bot: {exc}", file=sys.stderr)
-        return EXIT_GITHUB
+        return ExitCode.GITHUB
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

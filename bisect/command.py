@@ -45,24 +45,24 @@ from kregress.bisect.candidates import (
 )
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
 from kregress.bisect.search import one_point, plain_bound
+from kregress.errors import ExitCode
 from kregress.manifest import load_case
 from kregress.toolchains import INDEX_VARIABLE
 
 # Parsing and the order of the steps only: candidates.py lists them, bisection.py judges and
 # searches, bisect_report.py renders.
-EXIT_FOUND, EXIT_NOT_FOUND, EXIT_INFRASTRUCTURE, EXIT_USAGE = 0, 1, 3, 64
 
 
-def command_bisect(args: argparse.Namespace) -> int:
+def command_bisect(args: argparse.Namespace) -> ExitCode:
     console = Console(stderr=True, highlight=False, soft_wrap=True)  # whole lines, for logs
     if args.jobs < 1 or args.reruns < 1:
         console.print("kregress bisect: --jobs and --reruns must be at least 1")
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if not (args.corpus / args.case / "case.toml").exists():
         console.print(
             f"kregress bisect: no case {args.case!r} ({args.corpus / args.case / 'case.toml'} is missing)"
         )
-        return EXIT_USAGE
+        return ExitCode.USAGE
     if args.index_url:  # the children (runner, installers) read it too
         os.environ[INDEX_VARIABLE] = args.index_url
     releases = False
@@ -76,15 +76,15 @@ def command_bisect(args: argparse.Namespace) -> int:
         else:
             if args.repo is None:
                 console.print("kregress bisect: git refs need --repo PATH (a local clone of the compiler)")
-                return EXIT_USAGE
+                return ExitCode.USAGE
             candidates = commit_candidates(args.repo, args.good, args.bad, first_parent=not args.all_parents)
             builder = CommitBuilder(args.repo, args.build_cmd)
     except CandidateError as exc:
         console.print(f"kregress bisect: {exc}")
-        return EXIT_USAGE
+        return ExitCode.USAGE
     except OSError as exc:
         console.print(f"kregress bisect: cannot list the candidates: {exc}")
-        return EXIT_INFRASTRUCTURE
+        return ExitCode.INFRASTRUCTURE
     run = CaseRun(args.corpus, args.case, args.expectation, args.target, args.matrix, args.case_timeout)
     memo = Memo()
     first = Level(
@@ -99,7 +99,7 @@ def command_bisect(args: argparse.Namespace) -> int:
             levels.append(commit_level(first, args, run, memo, console))
     except InfrastructureError as exc:
         console.print(f"kregress bisect: {exc}")
-        return EXIT_INFRASTRUCTURE
+        return ExitCode.INFRASTRUCTURE
     for level in levels:
         if level.result is not None:
             console.print(points_table(level))
@@ -108,7 +108,7 @@ def command_bisect(args: argparse.Namespace) -> int:
     print(text)
     if args.markdown:
         args.markdown.write_text(text + "\n")
-    return EXIT_FOUND if levels[-1].exact else EXIT_NOT_FOUND
+    return ExitCode.OK if levels[-1].exact else ExitCode.NOT_FOUND
 
 
 def pass_trace_at_culprit(level: Level, run: CaseRun, console: Console) -> list[str]:

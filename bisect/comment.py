@@ -18,10 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from kregress.bisect.github import IssueRef, Reporter, ReportError, issue_of, safe_body
+from kregress.errors import ExitCode
 from kregress.markdown import fenced
 from kregress.results import report_name
-
-EXIT_POSTED, EXIT_GITHUB, EXIT_USAGE = 0, 3, 64
 
 
 def target_of(text: str, repository: str | None) -> IssueRef:
@@ -103,10 +102,10 @@ def regressions_report(results: dict[str, Any], reports: Path | None) -> str | N
     return "\n".join(lines)
 
 
-def command_comment(args: argparse.Namespace) -> int:
+def command_comment(args: argparse.Namespace) -> ExitCode:
     repository = args.repo or os.environ.get("GITHUB_REPOSITORY")
     refused: list[str] = []
-    code = EXIT_POSTED
+    code = ExitCode.OK
     try:
         if args.comment_command == "post":
             posts = [(target_of(args.on, repository), args.key, args.body.read_text())]
@@ -119,11 +118,11 @@ def command_comment(args: argparse.Namespace) -> int:
                 posts = [(target_of(args.on, repository), "nightly-regressions", body)] if body else []
     except (OSError, json.JSONDecodeError, ReportError) as exc:
         print(f"kregress comment: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     for reason in refused:
         print(f"kregress comment: {reason}", file=sys.stderr)
     if refused:
-        code = EXIT_USAGE  # the rest is posted; the exit says something was not
+        code = ExitCode.USAGE  # the rest is posted; the exit says something was not
     if not posts:
         print("kregress comment: nothing to report")
         return code
@@ -135,7 +134,7 @@ def command_comment(args: argparse.Namespace) -> int:
     token = args.token or os.environ.get("GITHUB_TOKEN")
     if not token:
         print("kregress comment: no token: pass --token or set GITHUB_TOKEN", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
     reporter = Reporter(token, args.api_url or os.environ.get("GITHUB_API_URL"), retries=args.retries)
     try:
         for target, key, body in posts:
@@ -143,7 +142,7 @@ def command_comment(args: argparse.Namespace) -> int:
             print(f"posted {url}")
     except ReportError as exc:
         print(f"kregress comment: {exc}", file=sys.stderr)
-        return EXIT_GITHUB
+        return ExitCode.GITHUB
     return code
 
 

@@ -31,12 +31,11 @@ from typing import Any
 import tomli_w
 
 from kregress.bisect.ast_edits import candidates, normalized, size
-from kregress.errors import KregressError
+from kregress.errors import ExitCode, KregressError
 from kregress.manifest import Case, load_case
 from kregress.matrix import Target, load_matrix
 from kregress.schema import SchemaError, read_toml
 
-EXIT_REDUCED, EXIT_NOT_FAILING, EXIT_INFRASTRUCTURE, EXIT_USAGE = 0, 1, 3, 64
 ERROR_CLASS = re.compile(r"\b(SIG[A-Z]+|signal \d+|[A-Z]\w*(?:Error|Exception|OutOfResources))\b")
 KERNEL_MAKERS = ("TritonKernel", "TileLangKernel")
 DIGITS = re.compile(r"\d+")
@@ -315,15 +314,15 @@ def interpreter_for_target(target: Target, spec: str | None) -> Any:
     return interpreter
 
 
-def command_reduce(args: argparse.Namespace) -> int:
+def command_reduce(args: argparse.Namespace) -> ExitCode:
     try:
         return run_reduce(args)
     except ReduceError as exc:
         print(f"kregress reduce: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.USAGE
 
 
-def run_reduce(args: argparse.Namespace) -> int:
+def run_reduce(args: argparse.Namespace) -> ExitCode:
     matrix = load_matrix(args.matrix)
     if args.target not in matrix.named:
         raise ReduceError(f"--target {args.target!r} is not in the matrix (see `kregress targets`)")
@@ -370,7 +369,7 @@ def reduce_case(
     error_matches: re.Pattern[str] | None,
     out: Path,
     scratch: Path,
-) -> int:
+) -> ExitCode:
     context = multiprocessing.get_context("spawn")
     with concurrent.futures.ProcessPoolExecutor(
         max_workers=args.jobs, mp_context=context, initializer=start_worker, initargs=(item, scratch / "jobs")
@@ -390,20 +389,20 @@ def reduce_case(
             said = f"{first.outcome} {first.message[:300]}"
             print(f"kregress reduce: {named} does not fail{wanted}: {said}; nothing to keep while shrinking",
                   file=sys.stderr)  # fmt: skip
-            return EXIT_NOT_FAILING
+            return ExitCode.NOT_FAILING
         if not holds.holds(judge_batch([normalized(original)])[0]):
             print(
                 "kregress reduce: the repro printed without comments fails otherwise; not reduced",
                 file=sys.stderr,
             )
-            return EXIT_NOT_FAILING
+            return ExitCode.NOT_FAILING
         print(f"keeping {holds.describe()}; {args.jobs} candidate(s) at a time", file=sys.stderr)
         reduction = reduce_text(original, holds, judge_batch, args.jobs,
                                 log=lambda line: print(line, file=sys.stderr))  # fmt: skip
     write_reduced(case, item, holds, reduction, out)
     print(report(case.id, item.expectation, item.target.name, holds, reduction))
     print(f"wrote {out}")
-    return EXIT_REDUCED
+    return ExitCode.OK
 
 
 def write_reduced(case: Case, item: Item, holds: SameFailure, reduction: Reduction, out: Path) -> None:

@@ -25,12 +25,12 @@ from typing import Any
 import tomli_w
 
 from kregress.bisect.judging import CaseRun, InfrastructureError, Memo, Observation
+from kregress.errors import ExitCode
 from kregress.manifest import Case, load_case
 from kregress.matrix import load_matrix
 from kregress.schema import SchemaError, read_toml
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
-EXIT_PROVEN, EXIT_NOT_PROVEN, EXIT_INFRASTRUCTURE, EXIT_USAGE = 0, 1, 3, 64
 HELD = ("PASS", "XPASS")
 BROKEN = ("FAIL", "XFAIL")
 
@@ -219,7 +219,7 @@ def render(results: list[Verification]) -> str:
     return "\n".join(lines)
 
 
-def command_verify(args: argparse.Namespace) -> int:
+def command_verify(args: argparse.Namespace) -> ExitCode:
     def log(message: str) -> None:
         print(f"kregress verify: {message}", file=sys.stderr, flush=True)
 
@@ -230,12 +230,12 @@ def command_verify(args: argparse.Namespace) -> int:
         path = args.corpus / name / "case.toml"
         if not path.exists():
             log(f"no case {name!r} ({path} is missing)")
-            return EXIT_USAGE
+            return ExitCode.USAGE
         try:
             case = load_case(path, set(matrix.targets))
         except SchemaError as exc:
             log(f"INVALID {exc}")
-            return EXIT_USAGE
+            return ExitCode.USAGE
         if case.manifest.reproduce is None:
             log(f"{name}: no [reproduce] table in {path}: nothing says how it is shown to catch its bug")
         cases.append(case)
@@ -249,12 +249,12 @@ def command_verify(args: argparse.Namespace) -> int:
             results.append(verifier.verify(case))
     except InfrastructureError as exc:
         log(str(exc))
-        return EXIT_INFRASTRUCTURE
+        return ExitCode.INFRASTRUCTURE
     print(render(results))
     if args.json:
         document = [{**asdict(r), "proven": r.proven, "reason": r.reason()} for r in results]
         args.json.write_text(json.dumps(document, indent=2) + "\n")
-    return EXIT_PROVEN if all(r.proven for r in results) else EXIT_NOT_PROVEN
+    return ExitCode.OK if all(r.proven for r in results) else ExitCode.NOT_PROVEN
 
 
 def add_parser(commands: argparse._SubParsersAction) -> None:

@@ -22,6 +22,7 @@ from kregress.bisect.command import add_parser as add_bisect_parser
 from kregress.bisect.comment import add_parser as add_comment_parser
 from kregress.bisect.reduce import add_parser as add_reduce_parser
 from kregress.bisect.verify import add_parser as add_verify_parser
+from kregress.errors import ExitCode
 from kregress.history import HistoryError, default_path, recent_runs, store
 from kregress.manifest import load_case, reproduction_problems
 from kregress.matrix import load_matrix, nightly_jobs, runner_for
@@ -41,14 +42,14 @@ from kregress.schema import SchemaError
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
 
-def command_check(args: argparse.Namespace) -> int:
+def command_check(args: argparse.Namespace) -> ExitCode:
     """Validate every corpus/<case>/case.toml (schema, targets, and that it says how it is shown to
     catch its bug); print one line per case, every problem in full."""
     matrix = load_matrix(args.matrix)
     manifests = sorted(args.corpus.glob("*/case.toml"))
     if not manifests:
         print(f"{args.corpus}: no cases (no */case.toml)", file=sys.stderr)
-        return 0
+        return ExitCode.OK
     bad = drafts = 0
     for path in manifests:
         try:
@@ -72,10 +73,10 @@ def command_check(args: argparse.Namespace) -> int:
         print(f"ok      {case.id} ({case.manifest.framework}, {levels}): {names}")
     shown = f" ({drafts} drafts)" if drafts else ""
     print(f"{len(manifests) - bad} valid{shown}, {bad} invalid")
-    return 2 if bad else 0
+    return ExitCode.INVALID_FILE if bad else ExitCode.OK
 
 
-def command_new(args: argparse.Namespace) -> int:
+def command_new(args: argparse.Namespace) -> ExitCode:
     """Write a case folder that already passes `kregress check` and runs."""
     try:
         folder = write_case(
@@ -83,7 +84,7 @@ def command_new(args: argparse.Namespace) -> int:
         )
     except ScaffoldError as exc:
         print(f"kregress new: {exc}", file=sys.stderr)
-        return 64
+        return ExitCode.USAGE
     target = args.target or STARTERS[args.framework].target
     print(f"wrote {folder}/case.toml and {folder}/repro.py")
     print("next:")
@@ -93,10 +94,10 @@ def command_new(args: argparse.Namespace) -> int:
         print(f"  3. kregress verify {args.name}: FAIL under the bad releases, PASS under the good ones")
     else:
         print(f"  3. name the releases in [reproduce] (bad, good), then kregress verify {args.name}")
-    return 0
+    return ExitCode.OK
 
 
-def command_targets(args: argparse.Namespace) -> int:
+def command_targets(args: argparse.Namespace) -> ExitCode:
     """Print the matrix: targets with their limits, and what each backend judges by default."""
     matrix = load_matrix(args.matrix)
     for name, target in matrix.named.items():
@@ -104,10 +105,10 @@ def command_targets(args: argparse.Namespace) -> int:
         print(f"{name:18} {target.kind:12} {limits}")
     for backend, entry in matrix.backends.items():
         print(f"--backend {backend}: {', '.join(entry.targets)}")
-    return 0
+    return ExitCode.OK
 
 
-def command_matrix(args: argparse.Namespace) -> int:
+def command_matrix(args: argparse.Namespace) -> ExitCode:
     """The nightly jobs as a workflow matrix, or the runner labels for one target."""
     matrix = load_matrix(args.matrix)
     if args.repository_for:
@@ -124,7 +125,7 @@ def command_matrix(args: argparse.Namespace) -> int:
             name = runner_for(matrix, args.runner_for)
         except ValueError as exc:
             print(f"kregress matrix: {exc}", file=sys.stderr)
-            return 64
+            return ExitCode.USAGE
         outputs = {"labels": json.dumps(matrix.runners[name].labels)}
         print(outputs["labels"])
     else:
@@ -133,17 +134,17 @@ def command_matrix(args: argparse.Namespace) -> int:
     if args.github_output:
         with open(os.environ.get("GITHUB_OUTPUT") or os.devnull, "a") as handle:
             handle.writelines(f"{key}={value}\n" for key, value in outputs.items())
-    return 0
+    return ExitCode.OK
 
 
-def command_compare(args: argparse.Namespace) -> int:
+def command_compare(args: argparse.Namespace) -> ExitCode:
     """Merge this run's result files, compare with earlier runs, say what is new."""
     try:
         current = merge([load_results(path) for path in args.results])
         previous = [merge([load_results(path)]) for path in args.previous]
     except ResultsError as exc:
         print(f"kregress compare: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.INVALID_FILE
     if args.history:
         if args.history.exists():
             previous += recent_runs(args.history, args.window)
@@ -164,20 +165,20 @@ def command_compare(args: argparse.Namespace) -> int:
         repositories = {package: entry.url for package, entry in matrix.repositories.items()}
         requests = bisect_requests(changes, previous, packages, repositories)
         write(args.bisect_requests, json.dumps({"include": requests}))
-    return 1 if changes.new_fail or changes.lost_coverage else 0
+    return ExitCode.REGRESSED if changes.new_fail or changes.lost_coverage else ExitCode.OK
 
 
 def history_file(args: argparse.Namespace) -> Path:
     return args.history or default_path()
 
 
-def command_history_add(args: argparse.Namespace) -> int:
+def command_history_add(args: argparse.Namespace) -> ExitCode:
     """Store result files: each as a run, or with --merge all of them as one run."""
     try:
         documents = [load_results(path) for path in args.results]
     except ResultsError as exc:
         print(f"kregress history: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.INVALID_FILE
     path = history_file(args)
     batches = [(merge(documents), ", ".join(map(str, args.results)))] if args.merge else [
         (document, str(source)) for document, source in zip(documents, args.results, strict=True)
@@ -185,17 +186,17 @@ def command_history_add(args: argparse.Namespace) -> int:
     for document, source in batches:
         run_id = store(path, document, source=source)
         print(f"stored run {run_id} ({len(document['items'])} items) from {source} in {path}")
-    return 0
+    return ExitCode.OK
 
 
-def command_history_fetch(args: argparse.Namespace) -> int:
+def command_history_fetch(args: argparse.Namespace) -> ExitCode:
     """The previous runs' history, through the API (no `gh` needed on the runner)."""
     from kregress.bisect.github import Reporter, ReportError, fetch_run_artifact
 
     token, repository = os.environ.get("GITHUB_TOKEN"), os.environ.get("GITHUB_REPOSITORY")
     if not token or not repository:
         print("kregress history fetch: set GITHUB_TOKEN and GITHUB_REPOSITORY", file=sys.stderr)
-        return 64
+        return ExitCode.USAGE
     client = Reporter(token, os.environ.get("GITHUB_API_URL")).client
     this_run = os.environ.get("GITHUB_RUN_ID")
     try:
@@ -211,24 +212,24 @@ def command_history_fetch(args: argparse.Namespace) -> int:
         )
     except ReportError as exc:
         print(f"kregress history fetch: {exc}", file=sys.stderr)
-        return 3
+        return ExitCode.GITHUB
     if found is None:
         print(f"no completed run of {args.workflow} among the newest {args.limit} has {args.artifact!r}")
-        return 1
+        return ExitCode.NOT_FOUND
     print(f"{args.artifact} from run {found.run_id}: {', '.join(found.files)} in {args.dir}")
-    return 0
+    return ExitCode.OK
 
 
-def command_history_runs(args: argparse.Namespace) -> int:
+def command_history_runs(args: argparse.Namespace) -> ExitCode:
     for run in recent_runs(history_file(args), args.limit):
         counts = Counter(item["outcome"] for item in run["items"])
         shown = ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
         started = time.strftime("%Y-%m-%d %H:%M", time.gmtime(run["started"]))
         print(f"{run['id']:5}  {started}  {run['runner'] or '?':14} {shown}")
-    return 0
+    return ExitCode.OK
 
 
-def command_report(args: argparse.Namespace) -> int:
+def command_report(args: argparse.Namespace) -> ExitCode:
     """Render the matrix page (HTML) and its markdown from the history."""
     runs = recent_runs(history_file(args), args.runs)
     matrix = build_page(runs)
@@ -242,7 +243,7 @@ def command_report(args: argparse.Namespace) -> int:
         print(f"wrote {args.markdown}")
     if not args.html and not args.markdown:
         print(matrix_markdown(matrix))
-    return 0
+    return ExitCode.OK
 
 
 def write(path: Path, text: str) -> None:
@@ -250,7 +251,7 @@ def write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def command_envs_build(args: argparse.Namespace) -> int:
+def command_envs_build(args: argparse.Namespace) -> ExitCode:
     """Build (or find) the environment of a toolchain and print where it is."""
     started = time.perf_counter()
     provisioners = {"xpu-native": xpu_native.provision, "level-zero": level_zero.provision}
@@ -259,21 +260,21 @@ def command_envs_build(args: argparse.Namespace) -> int:
         versions = ", ".join(f"{k} {v}" for k, v in native["versions"].items())
         seconds = time.perf_counter() - started
         print(f"{native['path']}  ({versions}; from {native['source']}; {seconds:.2f} s)")
-        return 0
+        return ExitCode.OK
     environment = EnvironmentCache().get(Toolchain.parse(args.spec), log=lambda m: print(m, file=sys.stderr))
     lent = environment.meta.get("lent", {})
     versions = ", ".join(
         [f"{k} {v}" for k, v in environment.versions.items()] + [f"{k} {v} (lent)" for k, v in lent.items()]
     )
     print(f"{environment.root}  ({versions}; {time.perf_counter() - started:.2f} s)")
-    return 0
+    return ExitCode.OK
 
 
-def command_envs_list(args: argparse.Namespace) -> int:
+def command_envs_list(args: argparse.Namespace) -> ExitCode:
     entries = EnvironmentCache().entries()
     if args.json:
         print(json.dumps(entries, indent=2))
-        return 0
+        return ExitCode.OK
     if not entries:
         print("no cached toolchain environments")
     for entry in entries:
@@ -283,13 +284,13 @@ def command_envs_list(args: argparse.Namespace) -> int:
         print(f"{entry['key']}  {size}  last used {used}  {entry['toolchain']}{stale}")
     total = sum(e["bytes"] for e in entries)
     print(f"{len(entries)} environments, {total / 2**20:.1f} MiB of their own")
-    return 0
+    return ExitCode.OK
 
 
-def command_envs_prune(args: argparse.Namespace) -> int:
+def command_envs_prune(args: argparse.Namespace) -> ExitCode:
     if not (args.all or args.keys or args.older_than is not None):
         print("kregress envs prune: say what to remove: --older-than DAYS, KEY..., or --all", file=sys.stderr)
-        return 64
+        return ExitCode.USAGE
     cache = EnvironmentCache()
     removed = (
         cache.prune(older_than_days=args.older_than, keys=args.keys or None)
@@ -299,7 +300,7 @@ def command_envs_prune(args: argparse.Namespace) -> int:
     for key in removed:
         print(f"removed {key}")
     print(f"{len(removed)} environments removed")
-    return 0
+    return ExitCode.OK
 
 
 def parser() -> argparse.ArgumentParser:
@@ -448,25 +449,25 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> ExitCode:
     try:
         args = parser().parse_args(argv)
     except SystemExit as exc:
-        return 0 if exc.code == 0 else 64
+        return ExitCode.OK if exc.code == 0 else ExitCode.USAGE
     try:
         return args.run(args)
     except SchemaError as exc:
         print(f"INVALID {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.INVALID_FILE
     except ToolchainError as exc:
         print(f"kregress: {exc}", file=sys.stderr)
-        return 3
+        return ExitCode.INFRASTRUCTURE
     except HistoryError as exc:
         print(f"kregress: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.INVALID_FILE
     except xpu_native.NativeXpuError as exc:
         print(f"kregress: {exc}", file=sys.stderr)
-        return 3
+        return ExitCode.INFRASTRUCTURE
 
 
 if __name__ == "__main__":
