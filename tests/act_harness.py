@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import venv
@@ -93,6 +94,14 @@ def tool_cache(folder: Path) -> None:
         (python.parent / "x64.complete").write_text("")
 
 
+def free_port() -> int:
+    """A port nothing listens on now: act's artifact server has one fixed default, so two runs in
+    parallel (pytest-xdist) would collide on it."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
 @dataclass
 class ActRun:
     returncode: int
@@ -144,6 +153,7 @@ class Act:
         command = [act_binary(), event, "-W", f".github/workflows/{workflow}"]
         command += ["--action-cache-path", str(cache), "--no-cache-server"]
         command += ["--artifact-server-path", str(artifacts), "--artifact-server-addr", "127.0.0.1"]
+        command += ["--artifact-server-port", str(free_port())]  # act's fixed default: one run at a time
         command += ["--env", f"GITHUB_API_URL={self.github.url}", "--env", f"GITHUB_RUN_ID={run_id}"]
         command += ["-s", f"GITHUB_TOKEN={TOKEN}"]
         for label in {"ubuntu-latest", "self-hosted", *self.labels}:
