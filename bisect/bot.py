@@ -262,7 +262,7 @@ def command_bot(args: argparse.Namespace) -> ExitCode:
         return ExitCode.GITHUB
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction) -> None:
     bot = commands.add_parser(
         "bot",
         help="commands in issue and PR comments: /kregress bisect|run|verify CASE",

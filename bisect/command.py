@@ -231,7 +231,7 @@ def commit_level(
     return level
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction) -> None:
     bisect = commands.add_parser(
         "bisect",
         help="find the release, then the commit, where a case's outcome changed",

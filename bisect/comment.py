@@ -146,7 +146,7 @@ def command_comment(args: argparse.Namespace) -> ExitCode:
     return code
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction) -> None:
     comment = commands.add_parser(
         "comment",
         help="post bisect results, looks-fixed notes and regressions on GitHub",

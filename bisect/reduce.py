@@ -421,7 +421,7 @@ def write_reduced(case: Case, item: Item, holds: SameFailure, reduction: Reducti
         print(f"kregress reduce: the reduced case needs editing: {exc}", file=sys.stderr)
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction) -> None:
     reduce = commands.add_parser(
         "reduce",
         help="shrink a failing case's repro.py to a minimal one that fails the same way",

@@ -257,7 +257,7 @@ def command_verify(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK if all(r.proven for r in results) else ExitCode.NOT_PROVEN
 
 
-def add_parser(commands: argparse._SubParsersAction) -> None:
+def register(commands: argparse._SubParsersAction) -> None:
     verify = commands.add_parser(
         "verify",
         help="show that each case catches its bug: bad and good releases, controls",

@@ -22,3 +22,10 @@ def write_atomically(path: Path, data: bytes | str) -> None:
     else:
         temporary.write_text(data)
     os.replace(temporary, path)
+
+
+def write_output(path: Path, text: str) -> None:
+    """A file a command was asked to write, its folder made first: a workflow names its artifact
+    folder before anything is in it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)

@@ -1,0 +1,114 @@
+"""`kregress history`: the SQLite history of runs: add result files, fetch the previous one, list."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from kregress.errors import ExitCode
+from kregress.history import default_path, recent_runs, store
+from kregress.results import ResultsError, load_results, merge
+
+
+def history_file(args: argparse.Namespace) -> Path:
+    return args.history or default_path()
+
+
+def add_history_option(parser: argparse.ArgumentParser) -> None:
+    """--history, for every command that reads or writes the history (`report` too)."""
+    parser.add_argument("--history", type=Path, help="history file (default: in the user cache dir)")
+
+
+def command_history_add(args: argparse.Namespace) -> ExitCode:
+    """Store result files: each as a run, or with --merge all of them as one run."""
+    try:
+        documents = [load_results(path) for path in args.results]
+    except ResultsError as exc:
+        print(f"kregress history: {exc}", file=sys.stderr)
+        return ExitCode.INVALID_FILE
+    path = history_file(args)
+    if args.merge:
+        batches = [(merge(documents), ", ".join(map(str, args.results)))]
+    else:
+        batches = [(document, str(source)) for document, source in zip(documents, args.results, strict=True)]
+    for document, source in batches:
+        run_id = store(path, document, source=source)
+        print(f"stored run {run_id} ({len(document['items'])} items) from {source} in {path}")
+    return ExitCode.OK
+
+
+def command_history_fetch(args: argparse.Namespace) -> ExitCode:
+    """The previous runs' history, through the API (no `gh` needed on the runner)."""
+    from kregress.bisect.github import Reporter, ReportError, fetch_run_artifact
+
+    token, repository = os.environ.get("GITHUB_TOKEN"), os.environ.get("GITHUB_REPOSITORY")
+    if not token or not repository:
+        print("kregress history fetch: set GITHUB_TOKEN and GITHUB_REPOSITORY", file=sys.stderr)
+        return ExitCode.USAGE
+    client = Reporter(token, os.environ.get("GITHUB_API_URL")).client
+    this_run = os.environ.get("GITHUB_RUN_ID")
+    try:
+        found = fetch_run_artifact(
+            client,
+            repository,
+            args.workflow,
+            args.artifact,
+            args.dir,
+            branch=args.branch,
+            skip_run=int(this_run) if this_run else None,
+            limit=args.limit,
+        )
+    except ReportError as exc:
+        print(f"kregress history fetch: {exc}", file=sys.stderr)
+        return ExitCode.GITHUB
+    if found is None:
+        print(f"no completed run of {args.workflow} among the newest {args.limit} has {args.artifact!r}")
+        return ExitCode.NOT_FOUND
+    print(f"{args.artifact} from run {found.run_id}: {', '.join(found.files)} in {args.dir}")
+    return ExitCode.OK
+
+
+def command_history_runs(args: argparse.Namespace) -> ExitCode:
+    for run in recent_runs(history_file(args), args.limit):
+        counts = Counter(item["outcome"] for item in run["items"])
+        shown = ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
+        started = time.strftime("%Y-%m-%d %H:%M", time.gmtime(run["started"]))
+        print(f"{run['id']:5}  {started}  {run['runner'] or '?':14} {shown}")
+    return ExitCode.OK
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    history = commands.add_parser(
+        "history",
+        help="the SQLite history of runs: add result files, list runs",
+        description="Runs are stored by `pytest --history [PATH]` or `kregress history add`; "
+        "default file: ~/.cache/kregress/history.sqlite (KREGRESS_CACHE_DIR moves it).",
+    )
+    history_commands = history.add_subparsers(dest="history_command", required=True)
+    add = history_commands.add_parser("add", help="store --kregress-json files")
+    add.add_argument("results", nargs="+", type=Path, help="results files")
+    add.add_argument("--merge", action="store_true", help="store the files as one run (one per runner)")
+    add_history_option(add)
+    add.set_defaults(run=command_history_add)
+    fetch = history_commands.add_parser(
+        "fetch",
+        help="download the history a previous workflow run left as an artifact",
+        description="Finds the newest completed run of WORKFLOW (on --branch) that still has the "
+        "artifact and unpacks it into --dir: how the nightly carries its history from night to "
+        "night. Token, repository and API URL from GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL. "
+        "Exit 0 found, 1 no earlier run has it, 3 GitHub refused or failed.",
+    )
+    fetch.add_argument("--workflow", required=True, help="workflow file name, e.g. nightly.yml")
+    fetch.add_argument("--artifact", required=True, help="artifact name, e.g. nightly-history")
+    fetch.add_argument("--dir", type=Path, required=True, help="where to unpack it")
+    fetch.add_argument("--branch", help="only runs of this branch (default: any)")
+    fetch.add_argument("--limit", type=int, default=10, help="newest runs to look at (default 10)")
+    fetch.set_defaults(run=command_history_fetch)
+    runs = history_commands.add_parser("runs", help="list the newest runs")
+    runs.add_argument("--limit", type=int, default=20, help="how many (default 20)")
+    add_history_option(runs)
+    runs.set_defaults(run=command_history_runs)
