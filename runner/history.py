@@ -102,10 +102,10 @@ def ensure_schema(connection: sqlite3.Connection, path: Path) -> None:
             for statement in SCHEMA.split(";\n"):  # not executescript: it would commit first
                 if statement.strip():
                     connection.execute(statement)
-        else:
-            if found == 1:
-                connection.execute("ALTER TABLE items ADD COLUMN reproduce TEXT")
-                connection.execute("ALTER TABLE items ADD COLUMN device TEXT")
+        if found == 1:
+            connection.execute("ALTER TABLE items ADD COLUMN reproduce TEXT")
+            connection.execute("ALTER TABLE items ADD COLUMN device TEXT")
+        if 0 < found < 3:  # a writer that waited may find it migrated already: nothing to add
             connection.execute("ALTER TABLE items ADD COLUMN toolchain_spec TEXT")
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("COMMIT")
