@@ -13,7 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -41,17 +41,30 @@ from kregress.matrix import Matrix, SchemaError, Target, load_matrix
 from kregress.report import RECORD, ResultsCollector
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
-MATRIX = pytest.StashKey[Matrix]()
-TARGETS = pytest.StashKey[list[Target]]()
-JOBS = pytest.StashKey[dict[tuple[str, ...], JobOutcome]]()
-EXPLICIT = pytest.StashKey[Interpreter | None]()
-MATRIX_TOOLCHAINS = pytest.StashKey[dict[str, Interpreter | str]]()
-NATIVE_XPU = pytest.StashKey[dict[str, str]]()
-# case::expectation[target] -> why that pair is not collected; a worker sends its own to the controller.
-NOT_APPLICABLE = pytest.StashKey[dict[str, str]]()
-DEVICE = pytest.StashKey[dict[str, str]]()  # the GPU this process is pinned to, as nvidia-smi names it
-RUN_DEVICES = pytest.StashKey[list[dict[str, str]]]()  # every device the run may use
-WORKDIR = pytest.StashKey[Path]()
+
+@dataclass
+class RunState:
+    """What one kregress pytest session knows, in one place: the matrix and targets it judges, where
+    jobs write, the toolchain interpreters it built, the devices, and what it left out."""
+
+    matrix: Matrix
+    targets: list[Target]
+    workdir: Path
+    explicit: Interpreter | None  # --toolchain's environment
+    device: dict[str, str]  # the GPU this process is pinned to, as nvidia-smi names it
+    jobs: dict[tuple[str, ...], JobOutcome] = field(default_factory=dict)  # one outcome per job
+    matrix_toolchains: dict[str, Interpreter | str] = field(default_factory=dict)  # or why not
+    native_xpu: dict[str, str] | None = None  # the variables for Intel's ocloc, asked once
+    # case::expectation[target] -> why that pair is not collected; a worker sends its own to the controller
+    not_applicable: dict[str, str] = field(default_factory=dict)
+    run_devices: list[dict[str, str]] | None = None  # every device the run may use
+
+
+STATE = pytest.StashKey[RunState]()
+
+
+def state(config: pytest.Config) -> RunState:
+    return config.stash[STATE]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -188,20 +201,16 @@ def pytest_configure(config: pytest.Config) -> None:
     for kind in KINDS:
         config.addinivalue_line("markers", f"{kind}: kregress items judging a {kind} expectation")
     backend = config.getoption("backend")
-    config.stash[MATRIX] = matrix
-    config.stash[TARGETS] = selected_targets(matrix, backend, config.getoption("target"))
-    config.stash[JOBS] = {}
-    config.stash[WORKDIR] = Path(tempfile.mkdtemp(prefix="kregress-jobs-"))
-    config.stash[EXPLICIT] = explicit_interpreter(config)
-    config.stash[MATRIX_TOOLCHAINS] = {}
-    config.stash[NOT_APPLICABLE] = {}
+    targets = selected_targets(matrix, backend, config.getoption("target"))
+    workdir = Path(tempfile.mkdtemp(prefix="kregress-jobs-"))
     # xdist's own word, not PYTEST_XDIST_WORKER: that variable leaks into any pytest started
     # inside a worker (a bisect step, a test of kregress), which would then pin itself.
     worker = config.workerinput["workerid"] if hasattr(config, "workerinput") else None
     if device_variable(backend) and worker:
         count = config.getoption("devices") or probe_count(backend)
         os.environ.update(pinned_environment(backend, worker, os.environ, count))
-    config.stash[DEVICE] = describe(backend, os.environ) if device_variable(backend) else {}
+    device = describe(backend, os.environ) if device_variable(backend) else {}
+    config.stash[STATE] = RunState(matrix, targets, workdir, explicit_interpreter(config), device)
     if not hasattr(config, "workerinput"):  # the controller (or a serial run) writes the reports
         config.pluginmanager.register(ResultsCollector(config), "kregress-results")
 
@@ -231,12 +240,12 @@ def explicit_interpreter(config: pytest.Config) -> Interpreter | None:
 def interpreter_for(config: pytest.Config, target: Target) -> Interpreter | str:
     """What runs this target's jobs: --toolchain if given, else the toolchain the matrix names for
     the target (built on first use), else kregress's own environment. A str is why it cannot."""
-    explicit = config.stash[EXPLICIT]
+    explicit = state(config).explicit
     if explicit is not None:
         return explicit
     if not target.toolchain:
         return Interpreter()
-    known = config.stash[MATRIX_TOOLCHAINS]
+    known = state(config).matrix_toolchains
     if target.toolchain not in known:
         try:
             known[target.toolchain] = (
@@ -255,22 +264,23 @@ def with_native_compiler(config: pytest.Config, target: Target, interpreter: Int
     native figures)."""
     if not BACKENDS[target.backend].native_compiler or target.kind != "compile":
         return interpreter
-    if NATIVE_XPU not in config.stash:
-        config.stash[NATIVE_XPU] = xpu_native.child_variables(log=progress)
-    return replace(interpreter, env={**interpreter.env, **config.stash[NATIVE_XPU]})
+    run = state(config)
+    if run.native_xpu is None:
+        run.native_xpu = xpu_native.child_variables(log=progress)
+    return replace(interpreter, env={**interpreter.env, **run.native_xpu})
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller reports
         session.config.workeroutput["kregress_not_applicable"] = json.dumps(
-            session.config.stash[NOT_APPLICABLE]
+            state(session.config).not_applicable
         )
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     close_fork_servers()
-    if WORKDIR in config.stash and not config.getoption("keep_jobs"):
-        shutil.rmtree(config.stash[WORKDIR], ignore_errors=True)
+    if STATE in config.stash and not config.getoption("keep_jobs"):
+        shutil.rmtree(state(config).workdir, ignore_errors=True)
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -280,9 +290,9 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    names = ", ".join(t.name for t in config.stash[TARGETS])
+    names = ", ".join(t.name for t in state(config).targets)
     toolchain = config.getoption("toolchain")
-    under = f", toolchain {toolchain} ({config.stash[EXPLICIT].python})" if toolchain else ""
+    under = f", toolchain {toolchain} ({state(config).explicit.python})" if toolchain else ""
     lines = [f"kregress: backend {config.getoption('backend')}, targets {names}{under}"]
     for found in run_devices(config):
         lines.append(f"kregress: device {found['index']}: {found['name']}, driver {found['driver']}")
@@ -292,9 +302,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def run_devices(config: pytest.Config) -> list[dict[str, str]]:
     """The devices this run may use, as nvidia-smi names them (empty on cpu, or where it cannot);
     asked once, for the header and the results alike."""
-    if RUN_DEVICES not in config.stash:
-        config.stash[RUN_DEVICES] = describe_devices(config)
-    return config.stash[RUN_DEVICES]
+    run = state(config)
+    if run.run_devices is None:
+        run.run_devices = describe_devices(config)
+    return run.run_devices
 
 
 def describe_devices(config: pytest.Config) -> list[dict[str, str]]:
@@ -322,14 +333,14 @@ class ManifestError(KregressError):
 
 class CaseFile(pytest.File):
     def collect(self) -> list[pytest.Item]:
-        matrix = self.config.stash[MATRIX]
+        matrix = state(self.config).matrix
         try:
             case = load_case(self.path, set(matrix.targets))
         except SchemaError as exc:
             raise ManifestError(str(exc)) from None
         items, not_applicable = [], {}
         for name, expectation in case.expectations():
-            for target in self.config.stash[TARGETS]:
+            for target in state(self.config).targets:
                 planned = plan(case, expectation, target)
                 if planned.not_applicable:
                     not_applicable[f"{case.id}::{name}[{target.name}]"] = planned.not_applicable
@@ -347,7 +358,7 @@ class CaseFile(pytest.File):
                     item.planned_skip = planned.skip
                     item.add_marker(pytest.mark.skip(reason=planned.skip))
                 items.append(item)
-        self.config.stash[NOT_APPLICABLE].update(not_applicable)
+        state(self.config).not_applicable.update(not_applicable)
         return items
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
@@ -459,7 +470,7 @@ class CaseItem(pytest.Item):
                 toolchain_spec=interpreter.toolchain,
                 job_seconds=round(outcome.seconds, 3),
                 known_bad=known_bad.link if known_bad else None,
-                device=self.config.stash[DEVICE] if self.target.kind == "device" else None,
+                device=state(self.config).device if self.target.kind == "device" else None,
             ),
             default=str,
         )
@@ -471,7 +482,7 @@ class CaseItem(pytest.Item):
 
     def outcome_of(self, job: Job, interpreter: Interpreter) -> JobOutcome:
         """The job's outcome, run once per session (items that share a job share its outcome)."""
-        memo = self.config.stash[JOBS]
+        memo = state(self.config).jobs
         if job.key not in memo:
             on_device = self.target.kind == "device"
             with (
@@ -482,7 +493,7 @@ class CaseItem(pytest.Item):
                 memo[job.key] = run_job(
                     job,
                     self.timeout(),
-                    self.config.stash[WORKDIR],
+                    state(self.config).workdir,
                     interpreter=interpreter,
                     use_fork_server=not self.config.getoption("no_fork_server"),
                 )

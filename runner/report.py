@@ -44,9 +44,10 @@ class ResultsCollector:
         self.not_applicable.update(json.loads(node.workeroutput.get("kregress_not_applicable", "{}")))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from kregress.plugin import NOT_APPLICABLE  # a serial run collects here
+        from kregress.plugin import STATE  # a serial run collects here
 
-        self.not_applicable.update(session.config.stash.get(NOT_APPLICABLE, {}))
+        run = session.config.stash.get(STATE, None)
+        self.not_applicable.update(run.not_applicable if run else {})
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.durations[report.nodeid] += report.duration  # setup measures, call judges: both count
