@@ -30,6 +30,10 @@ class Outcome(str, Enum):
     SKIP = "SKIP"
     ERROR = "ERROR"
 
+    def __str__(self) -> str:
+        """The word itself in f-strings, reports and pages (a str-mixed Enum says `Outcome.FAIL`)."""
+        return self.value
+
 
 @dataclass
 class Verdict:
