@@ -19,6 +19,7 @@ from typing import Any
 
 from kregress.bisect.github import IssueRef, Reporter, ReportError, issue_of, safe_body
 from kregress.errors import ExitCode
+from kregress.judge import Outcome
 from kregress.markdown import fenced
 from kregress.results import report_name
 
@@ -38,7 +39,7 @@ def xpass_reports(
     said in `refused`, so one bad case does not cost the others their notes."""
     reports = []
     for item in results.get("items", []):
-        if item.get("outcome") != "XPASS" or not item.get("upstream"):
+        if item.get("outcome") != Outcome.XPASS or not item.get("upstream"):
             continue
         versions = ", ".join(f"{k} {v}" for k, v in sorted((item.get("toolchain") or {}).items()))
         body = (
@@ -67,7 +68,7 @@ def regressions_report(results: dict[str, Any], reports: Path | None) -> str | N
         failed, title = results.get("new_fail", []), "new failures"
         lost = results.get("lost_coverage", [])
     else:
-        failed, title = [i for i in results.get("items", []) if i.get("outcome") == "FAIL"], "failures"
+        failed, title = [i for i in results.get("items", []) if i.get("outcome") == Outcome.FAIL], "failures"
     if not failed and not lost:
         return None
     lines = [f"### kregress nightly: {title if failed else 'lost coverage'}", ""]

@@ -18,6 +18,7 @@ from filelock import FileLock
 
 from kregress.bisect.search import PointVerdict
 from kregress.errors import KregressError
+from kregress.judge import Outcome
 from kregress.paths import cache_root, write_atomically
 
 REGRESSIONS = ("fail", "pass", "crash", "error")
@@ -48,8 +49,8 @@ class Observation:
 
 def item_verdict(outcome: str, failure_kind: str | None, regress: str) -> PointVerdict:
     """Which outcomes count as bad for `--regress`, which as good, and which cannot tell."""
-    failed = outcome in ("FAIL", "XFAIL")
-    passed = outcome in ("PASS", "XPASS")
+    failed = outcome in (Outcome.FAIL, Outcome.XFAIL)
+    passed = outcome in (Outcome.PASS, Outcome.XPASS)
     if regress == "fail":
         return PointVerdict.BAD if failed else PointVerdict.GOOD if passed else PointVerdict.SKIP
     if regress == "pass":
@@ -58,7 +59,7 @@ def item_verdict(outcome: str, failure_kind: str | None, regress: str) -> PointV
         crashed = failed and failure_kind in ("CRASH", "TIMEOUT")
         return PointVerdict.BAD if crashed else PointVerdict.GOOD if failed or passed else PointVerdict.SKIP
     if regress == "error":
-        errored = outcome == "ERROR"
+        errored = outcome == Outcome.ERROR
         return PointVerdict.BAD if errored else PointVerdict.GOOD if failed or passed else PointVerdict.SKIP
     raise ValueError(f"--regress must be one of {', '.join(REGRESSIONS)}")
 
@@ -71,10 +72,14 @@ def observation_verdict(observation: Observation, regress: str, whole_case: bool
     merely broke another expectation of the case (say, stopped vectorizing every atomic, where the
     case's positive control then FAILs) is never named as the fix."""
     if regress == "pass" and whole_case:
-        ran = [o for o in observation.outcomes.values() if o != "SKIP"]
-        if any(o in ("FAIL", "XFAIL") for o in ran):
+        ran = [o for o in observation.outcomes.values() if o != Outcome.SKIP]
+        if any(o in (Outcome.FAIL, Outcome.XFAIL) for o in ran):
             return PointVerdict.GOOD
-        return PointVerdict.BAD if ran and all(o in ("PASS", "XPASS") for o in ran) else PointVerdict.SKIP
+        return (
+            PointVerdict.BAD
+            if ran and all(o in (Outcome.PASS, Outcome.XPASS) for o in ran)
+            else PointVerdict.SKIP
+        )
     verdicts = {
         item_verdict(o, observation.failure_kinds.get(i), regress) for i, o in observation.outcomes.items()
     }

@@ -26,13 +26,14 @@ import tomli_w
 
 from kregress.bisect.judging import CaseRun, InfrastructureError, Memo, Observation
 from kregress.errors import ExitCode
+from kregress.judge import Outcome
 from kregress.manifest import Case, load_case
 from kregress.matrix import load_matrix
 from kregress.schema import SchemaError, read_toml
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
-HELD = ("PASS", "XPASS")
-BROKEN = ("FAIL", "XFAIL")
+HELD = (Outcome.PASS, Outcome.XPASS)
+BROKEN = (Outcome.FAIL, Outcome.XFAIL)
 
 
 @dataclass
@@ -91,7 +92,7 @@ def judge_bad(case: Case, observation: Observation, toolchain: str, target: str)
 def judge_good(case: Case, observation: Observation, toolchain: str, target: str) -> Check:
     items = must_fail_items(case, observation, target)
     here = {n: o for n, o in observation.outcomes.items() if n.endswith(f"[{target}]")}
-    broken = [f"{n} {o}" for n, o in here.items() if o in (*BROKEN, "ERROR")]
+    broken = [f"{n} {o}" for n, o in here.items() if o in (*BROKEN, Outcome.ERROR)]
     if not items:
         return Check(
             "good", toolchain, target, "no item", False, "none of the bug's expectations applies here"
@@ -105,7 +106,7 @@ def judge_good(case: Case, observation: Observation, toolchain: str, target: str
 def xpass_problems(observation: Observation, toolchain: str) -> list[str]:
     """A known_bad entry that matches an item which PASSes: its range or targets are wrong."""
     return [f"under {toolchain}, {name} is XPASS: a known_bad entry covers an item that passes"
-            for name, outcome in observation.outcomes.items() if outcome == "XPASS"]  # fmt: skip
+            for name, outcome in observation.outcomes.items() if outcome == Outcome.XPASS]  # fmt: skip
 
 
 class Verifier:
@@ -184,7 +185,7 @@ class Verifier:
                     mine = observation.outcomes.get(f"{control_name}[{target}]")
                     theirs = observation.outcomes.get(f"{own}[{target}]")
                     outcome = f"{own}: {mine} with {stand_in}, {theirs} as written"
-                    why = "" if mine in BROKEN and theirs == "PASS" else (
+                    why = "" if mine in BROKEN and theirs == Outcome.PASS else (
                         f"the control must FAIL (it is {mine}) while the case's own PASSes (it is {theirs})"
                     )  # fmt: skip
                     if mine is None or theirs is None:

@@ -12,6 +12,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from kregress.judge import Outcome
 from kregress.kinds import figure
 from kregress.kinds.resource import resource_figure
 from kregress.results import SYMBOL, Changes, compare, first_line, render_changes, version_key, worst_outcome
@@ -86,7 +87,7 @@ def build(runs: list[dict[str, Any]]) -> RunMatrix:
 
 
 def worst(items: list[dict[str, Any]]) -> str:
-    return worst_outcome(i["outcome"] for i in items) or "SKIP"
+    return worst_outcome(i["outcome"] for i in items) or Outcome.SKIP
 
 
 def trend_series(matrix: RunMatrix, case: str) -> dict[str, list[float | None]]:
@@ -225,7 +226,7 @@ def render_html(matrix: RunMatrix) -> str:
         '<p class="filters">Show: <button data-only="all" aria-pressed="true">all</button>'
         + "".join(
             f'<button data-only="{o}" aria-pressed="false">{o}</button>'
-            for o in ("FAIL", "XPASS", "UNSTABLE", "ERROR")
+            for o in (Outcome.FAIL, Outcome.XPASS, Outcome.UNSTABLE, Outcome.ERROR)
         )
         + "</p>",
         "<table><thead><tr><th>case</th><th>trend (last runs)</th>",
@@ -306,7 +307,7 @@ def pass_timeline_html(item: dict[str, Any]) -> str:
         )
     if not parts:
         return ""
-    opened = " open" if item.get("outcome") == "FAIL" else ""
+    opened = " open" if item.get("outcome") == Outcome.FAIL else ""
     return f'<details class="pass-timeline"{opened}><summary>pass by pass</summary>{"".join(parts)}</details>'
 
 

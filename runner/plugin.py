@@ -442,7 +442,7 @@ class CaseItem(pytest.Item):
         interpreter = interpreter_for(self.config, self.target)
         if isinstance(interpreter, str):
             self.verdict = Verdict.skip(interpreter)
-            self.outcome_record = self.record(outcome="SKIP", message=interpreter)
+            self.outcome_record = self.record(outcome=Outcome.SKIP.value, message=interpreter)
             return
         interpreter = with_native_compiler(self.config, self.target, interpreter)
         outcome = self.outcome_of(job, interpreter)
@@ -544,8 +544,8 @@ class CaseItem(pytest.Item):
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     """UNSTABLE reaches pytest as a skip (it neither passes nor fails the run); show it as itself."""
     record = getattr(report, RECORD, None) or {}
-    if report.when == "call" and report.skipped and record.get("outcome") == "UNSTABLE":
-        return "unstable", "U", ("UNSTABLE", {"yellow": True})
+    if report.when == "call" and report.skipped and record.get("outcome") == Outcome.UNSTABLE:
+        return "unstable", "U", (Outcome.UNSTABLE.value, {"yellow": True})
     return None
 
 
@@ -555,10 +555,10 @@ def final_record(item: CaseItem, call: pytest.CallInfo[None]) -> dict[str, Any] 
     if item.outcome_record is not None:
         return item.outcome_record
     if call.when == "setup" and item.planned_skip is not None:
-        return item.record(outcome="SKIP", message=item.planned_skip)
+        return item.record(outcome=Outcome.SKIP.value, message=item.planned_skip)
     if call.excinfo is not None and not isinstance(call.excinfo.value, pytest.skip.Exception):
         error = call.excinfo.value
-        return item.record(outcome="ERROR", message=f"{type(error).__name__}: {error}")
+        return item.record(outcome=Outcome.ERROR.value, message=f"{type(error).__name__}: {error}")
     return None
 
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from kregress.judge import Outcome
 from kregress.results import SYMBOL, WORST_FIRST, worst_outcome
 
 RECORD = "kregress_record"  # the report attribute that carries an item's outcome record
@@ -103,7 +104,7 @@ class ResultsCollector:
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         items = self.records.values()
-        xpassed = [r for r in items if r["outcome"] == "XPASS"]
+        xpassed = [r for r in items if r["outcome"] == Outcome.XPASS]
         if xpassed:
             terminalreporter.section("kregress: looks fixed (XPASS)")
             for record in xpassed:
@@ -167,7 +168,9 @@ def summary_markdown(document: dict[str, Any]) -> str:
             shown = f" ({level})" if level else " (not shown to catch its bug)"
             lines.append(f"| [{case}]({upstream}){shown} | " + " | ".join(cells) + " |")
         lines.append("")
-    notable = [r for r in items if r["outcome"] in ("FAIL", "ERROR", "XPASS", "UNSTABLE")]
+    notable = [
+        r for r in items if r["outcome"] in (Outcome.FAIL, Outcome.ERROR, Outcome.XPASS, Outcome.UNSTABLE)
+    ]
     if notable:
         lines += ["| outcome | case / expectation | target | message |", "|---|---|---|---|"]
         for r in notable:

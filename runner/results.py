@@ -19,9 +19,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
 from kregress.errors import KregressError
+from kregress.judge import Outcome
 
 Key = tuple[str, str, str]  # case, expectation, target
-HELD = ("PASS", "XFAIL", "XPASS")  # outcomes where the expectation did not newly break
+HELD = (Outcome.PASS, Outcome.XFAIL, Outcome.XPASS)  # outcomes where the expectation did not newly break
 
 
 class ResultsError(KregressError):
@@ -81,15 +82,23 @@ def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-WORST_FIRST = ("ERROR", "FAIL", "XPASS", "UNSTABLE", "XFAIL", "PASS", "SKIP")
+WORST_FIRST = (
+    Outcome.ERROR,
+    Outcome.FAIL,
+    Outcome.XPASS,
+    Outcome.UNSTABLE,
+    Outcome.XFAIL,
+    Outcome.PASS,
+    Outcome.SKIP,
+)
 SYMBOL = {
-    "PASS": "✅",
-    "FAIL": "❌",
-    "XFAIL": "⚠️",
-    "XPASS": "🎉",
-    "UNSTABLE": "〰️",
-    "SKIP": "⏭️",
-    "ERROR": "💥",
+    Outcome.PASS: "✅",
+    Outcome.FAIL: "❌",
+    Outcome.XFAIL: "⚠️",
+    Outcome.XPASS: "🎉",
+    Outcome.UNSTABLE: "〰️",
+    Outcome.SKIP: "⏭️",
+    Outcome.ERROR: "💥",
 }
 
 
@@ -168,39 +177,41 @@ def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int
         past = history.get(key, [])
         was = past[-1] if past else None
         attempts = item.get("attempts") or [now]
-        if "FAIL" in attempts and any(a in HELD for a in attempts):
+        if Outcome.FAIL in attempts and any(a in HELD for a in attempts):
             changes.flaky.append(Change(key, now, was, item, f"attempts in this run: {', '.join(attempts)}"))
             continue
-        if "UNSTABLE" in attempts:  # timings too noisy to tell: like flaky, never a new FAIL
+        if Outcome.UNSTABLE in attempts:  # timings too noisy to tell: like flaky, never a new FAIL
             changes.flaky.append(
                 Change(key, now, was, item, "UNSTABLE: its timings cannot tell PASS from FAIL")
             )
             continue
         flips = flip_count([*past, now])
-        if flips >= 2 and now in ("FAIL", "PASS"):
+        if flips >= 2 and now in (Outcome.FAIL, Outcome.PASS):
             sequence = " → ".join([*past, now])
             changes.flaky.append(Change(key, now, was, item, f"last {len(past) + 1} runs: {sequence}"))
             continue
-        if now in ("SKIP", "ERROR") and was in ("PASS", "XFAIL"):
+        if now in (Outcome.SKIP, Outcome.ERROR) and was in (Outcome.PASS, Outcome.XFAIL):
             # A compiler that stopped importing turns a corpus into SKIPs: never a quiet night.
             changes.lost_coverage.append(Change(key, now, was, item))
-        elif now == "FAIL":
-            if was == "FAIL":
+        elif now == Outcome.FAIL:
+            if was == Outcome.FAIL:
                 changes.still_failing += 1
             else:
                 changes.new_fail.append(Change(key, now, was, item))
-        elif now == "PASS" and was == "FAIL":
+        elif now == Outcome.PASS and was == Outcome.FAIL:
             changes.fixed.append(Change(key, now, was, item))
-        elif now == "XPASS" and was != "XPASS":
+        elif now == Outcome.XPASS and was != Outcome.XPASS:
             changes.new_xpass.append(Change(key, now, was, item))
-        elif now == "ERROR" and was != "ERROR":
+        elif now == Outcome.ERROR and was != Outcome.ERROR:
             changes.new_error.append(Change(key, now, was, item))
     return changes
 
 
 def flip_count(outcomes: list[str]) -> int:
     """How often an item went between FAIL and a held outcome (SKIP and ERROR are ignored)."""
-    judged = ["FAIL" if o == "FAIL" else "held" for o in outcomes if o == "FAIL" or o in HELD]
+    judged = [
+        Outcome.FAIL if o == Outcome.FAIL else "held" for o in outcomes if o == Outcome.FAIL or o in HELD
+    ]
     return sum(1 for a, b in itertools.pairwise(judged) if a != b)
 
 
