@@ -18,10 +18,11 @@ from typing import Any
 
 from kregress.errors import KregressError
 from kregress.paths import cache_root
+from kregress.record import ItemRecord
 from kregress.results import version_key
 
-SCHEMA_VERSION = 3  # 2: items.reproduce, items.device; 3: items.toolchain_spec
-ITEM_COLUMNS = 19
+SCHEMA_VERSION = 4  # 2: items.reproduce, items.device; 3: items.toolchain_spec; 4: items.record
+ITEM_COLUMNS = 20
 SCHEMA = """
 CREATE TABLE runs (
     id INTEGER PRIMARY KEY,
@@ -54,6 +55,7 @@ CREATE TABLE items (
     reproduce TEXT,                 -- how the case is shown to catch its bug: reproduced+control, guard
     device TEXT,                    -- JSON: the GPU of a device target (index, name, driver, uuid)
     toolchain_spec TEXT,            -- the --toolchain it was judged under (what a bisect starts from)
+    record TEXT,                    -- JSON: the whole record (kregress.record); the columns serve queries
     PRIMARY KEY (run_id, case_id, expectation, target)
 );
 CREATE INDEX items_by_key ON items (case_id, expectation, target);
@@ -107,6 +109,8 @@ def ensure_schema(connection: sqlite3.Connection, path: Path) -> None:
             connection.execute("ALTER TABLE items ADD COLUMN device TEXT")
         if 0 < found < 3:  # a writer that waited may find it migrated already: nothing to add
             connection.execute("ALTER TABLE items ADD COLUMN toolchain_spec TEXT")
+        if 0 < found < 4:
+            connection.execute("ALTER TABLE items ADD COLUMN record TEXT")
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("COMMIT")
     except BaseException:
@@ -161,7 +165,7 @@ def item_row(run_id: int, item: dict[str, Any]) -> tuple:
         item.get("failure_kind"), item.get("message"), dumps(item.get("measured")), dumps(item.get("limit")),
         dumps(item.get("toolchain")), item.get("framework"), item.get("upstream"), item.get("fix"),
         dumps(item.get("attempts")), item.get("duration"), item.get("reproduce"), dumps(item.get("device")),
-        item.get("toolchain_spec"),
+        item.get("toolchain_spec"), dumps(ItemRecord.model_validate(item).as_json()),
     )  # fmt: skip
 
 
@@ -199,6 +203,9 @@ def recent_runs(path: Path, limit: int = 20) -> list[dict[str, Any]]:
 
 
 def item_of(row: sqlite3.Row) -> dict[str, Any]:
+    """The record as it was stored whole; a row from before schema 4 from its columns."""
+    if row["record"]:
+        return ItemRecord.model_validate_json(row["record"]).as_json()
     item = {
         "case": row["case_id"], "expectation": row["expectation"], "target": row["target"],
         "kind": row["kind"], "outcome": row["outcome"], "failure_kind": row["failure_kind"],

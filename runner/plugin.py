@@ -38,6 +38,7 @@ from kregress.kinds import KINDS, Expectation, Plan
 from kregress.kinds.traced import PassTraced
 from kregress.manifest import Case, load_case
 from kregress.matrix import Matrix, SchemaError, Target, load_matrix
+from kregress.record import ItemRecord
 from kregress.report import RECORD, ResultsCollector
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
@@ -408,8 +409,10 @@ class CaseItem(pytest.Item):
         self.add_marker(getattr(pytest.mark, expectation.kind))
 
     def record(self, **extra: Any) -> dict[str, Any]:
+        """The item's record (kregress.record.ItemRecord) as JSON, the one object the results file,
+        the summary, the history and the page read; a value JSON lacks (a numpy scalar) as text."""
         upstream = self.case.manifest.upstream
-        return {
+        fields = {
             "case": self.case.id,
             "expectation": self.expectation_name,
             "kind": self.expectation.kind,
@@ -422,6 +425,7 @@ class CaseItem(pytest.Item):
             else None,
             **extra,
         }
+        return ItemRecord.model_validate(json.loads(json.dumps(fields, default=str))).as_json()
 
     def job(self) -> Job:
         exp, case = self.expectation, self.case
@@ -459,24 +463,19 @@ class CaseItem(pytest.Item):
             elif wanted and failed and not job.trace_passes:
                 verdict, outcome = self.traced_again(job, interpreter, verdict, outcome, known_bad)
         self.verdict = verdict
-        text = json.dumps(
-            self.record(
-                outcome=verdict.outcome.value,
-                failure_kind=verdict.failure_kind,
-                message=verdict.message,
-                measured=verdict.measured,
-                limit=verdict.limit,
-                toolchain=outcome.toolchain,
-                toolchain_spec=interpreter.toolchain,
-                job_seconds=round(outcome.seconds, 3),
-                known_bad=known_bad.link if known_bad else None,
-                device=state(self.config).device if self.target.kind == "device" else None,
-            ),
-            default=str,
+        self.outcome_record = self.record(
+            outcome=verdict.outcome.value,
+            failure_kind=verdict.failure_kind,
+            message=verdict.message,
+            measured=verdict.measured,
+            limit=verdict.limit,
+            toolchain=outcome.toolchain,
+            toolchain_spec=interpreter.toolchain,
+            job_seconds=round(outcome.seconds, 3),
+            known_bad=known_bad.link if known_bad else None,
+            device=state(self.config).device if self.target.kind == "device" else None,
         )
-        # JSON-safe now: the same object reaches the JSON, the summary, the history and the page
-        self.outcome_record = json.loads(text)
-        self.user_properties.append(("kregress", text))  # for JUnit XML
+        self.user_properties.append(("kregress", json.dumps(self.outcome_record)))  # for JUnit XML
         if verdict.outcome == Outcome.ERROR:
             raise ItemError(verdict)
 

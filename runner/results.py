@@ -17,9 +17,11 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
+from pydantic import ValidationError
 
 from kregress.errors import KregressError
 from kregress.judge import Outcome
+from kregress.record import ItemRecord
 
 Key = tuple[str, str, str]  # case, expectation, target
 HELD = (Outcome.PASS, Outcome.XFAIL, Outcome.XPASS)  # outcomes where the expectation did not newly break
@@ -48,11 +50,19 @@ def load_results(path: Path) -> dict[str, Any]:
     items = document.get("items")
     if not isinstance(items, list):
         raise ResultsError(f"{path}: 'items' must be a list")
+    records = []
     for index, item in enumerate(items):
         missing = [k for k in ("case", "expectation", "target", "outcome") if k not in item]
         if missing:
             raise ResultsError(f"{path}: items[{index}] lacks {', '.join(missing)}")
-    return document
+        try:
+            records.append(ItemRecord.model_validate(item).as_json())
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
+            )
+            raise ResultsError(f"{path}: items[{index}] does not fit an item record: {problems}") from None
+    return {**document, "items": records}
 
 
 def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:

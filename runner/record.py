@@ -1,0 +1,41 @@
+"""One record per judged item, declared once: what the plugin writes for an item, what a results
+file holds, what the history keeps whole and what compare, the page and the comments read. A field
+added here reaches all of them; a results file that does not fit is refused naming the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from kregress.judge import Outcome
+
+
+class ItemRecord(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    case: str
+    expectation: str
+    target: str
+    outcome: Outcome
+    nodeid: str | None = None
+    kind: str | None = None
+    framework: str | None = None
+    upstream: str | None = None
+    fix: str | None = None
+    reproduce: str | None = None  # how the case is shown to catch its bug: reproduced+control, guard
+    failure_kind: str | None = None
+    message: str | None = None
+    measured: dict[str, Any] | None = None
+    limit: Any = None
+    toolchain: dict[str, str] | None = None  # versions the child reported
+    toolchain_spec: str | None = None  # the --toolchain it was judged under
+    job_seconds: float | None = None
+    known_bad: str | None = None  # the known_bad link that turned FAIL into XFAIL
+    device: dict[str, str] | None = None  # the GPU of a device target
+    duration: float | None = None
+    attempts: list[Outcome] | None = None  # every outcome when judged more than once in a run
+
+    def as_json(self) -> dict[str, Any]:
+        """The fields that were given, as JSON values (a record read back equals what was written)."""
+        return self.model_dump(mode="json", exclude_unset=True)
