@@ -182,6 +182,15 @@ def check(device):
 """
 
 
+def gpu_runner_tools(tmp_path: Path) -> Path:
+    """A folder for PATH holding the stand-in nvidia-smi, as a GPU runner has the real one."""
+    tools = tmp_path / "runner-tools"
+    tools.mkdir()
+    (tools / "nvidia-smi").write_text(NVIDIA_SMI)
+    (tools / "nvidia-smi").chmod(0o755)
+    return tools
+
+
 def numpy_case(title: str, issue: int, factor: int = 2) -> dict[str, str]:
     return {
         "case.toml": NUMPY_CASE.format(title=title, issue=issue),
@@ -195,10 +204,7 @@ def test_a_gpu_runner_job_judges_on_its_backend_with_a_worker_per_device(tmp_pat
     project = tmp_path / "project"
     corpus = {f"doubles_{n}": numpy_case(f"doubles {n}", n) for n in range(4)}
     make_project(project, corpus, GPU_MATRIX)
-    tools = tmp_path / "runner-tools"
-    tools.mkdir()
-    (tools / "nvidia-smi").write_text(NVIDIA_SMI)
-    (tools / "nvidia-smi").chmod(0o755)
+    tools = gpu_runner_tools(tmp_path)
     with serving() as github:
         act = Act(project, github, tmp_path / "act", labels=("self-hosted", "cuda-h100"), path=[tools])
         night = act.run("workflow_dispatch", "nightly.yml")
@@ -291,10 +297,7 @@ def test_commands_in_comments_run_for_members_and_answer_in_one_comment(tmp_path
     make_project(
         project, {"doubles": numpy_case("doubles", 1), "halves": numpy_case("halves", 2, 3)}, GPU_MATRIX
     )
-    tools = tmp_path / "runner-tools"
-    tools.mkdir()
-    (tools / "nvidia-smi").write_text(NVIDIA_SMI)
-    (tools / "nvidia-smi").chmod(0o755)
+    tools = gpu_runner_tools(tmp_path)
     with serving() as github:
         act = Act(project, github, tmp_path / "act", labels=("self-hosted", "cuda-h100"), path=[tools])
         asked = tmp_path / "member.json"
