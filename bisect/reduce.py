@@ -32,6 +32,7 @@ import tomli_w
 
 from kregress.bisect.ast_edits import candidates, normalized, size
 from kregress.errors import ExitCode, KregressError
+from kregress.judge import Outcome
 from kregress.manifest import Case, load_case
 from kregress.matrix import Target, load_matrix
 from kregress.schema import SchemaError, read_toml
@@ -72,7 +73,7 @@ class SameFailure:
     error_matches: re.Pattern[str] | None = None
 
     def holds(self, judged: Judged) -> bool:
-        if judged.outcome not in ("FAIL", "XFAIL"):
+        if judged.outcome not in (Outcome.FAIL, Outcome.XFAIL):
             return False
         if self.error_matches is not None:
             return bool(self.error_matches.search(f"{judged.message}\n{judged.detail}"))

@@ -80,3 +80,22 @@ def test_aot_compiles_use_the_launch_specialization(corpus_runner) -> None:
     unspecialized = run.item("specialization::vectorized-unspecialized[cuda:sm_90]")
     assert unspecialized["outcome"] == "FAIL"
     assert unspecialized["measured"]["count"]["default"] == 0
+
+
+def test_no_outcome_is_spelled_as_a_string_outside_its_enum() -> None:
+    """An outcome compared or written as "FAIL" drifts from the enum unnoticed (a new outcome, a
+    renamed one); every module reads kregress.judge.Outcome instead."""
+    import ast
+
+    from conftest import REPO
+    from kregress.judge import Outcome
+
+    words = {o.value for o in Outcome}
+    found = []
+    for path in sorted([*(REPO / "runner").rglob("*.py"), *(REPO / "bisect").rglob("*.py")]):
+        if path == REPO / "runner" / "judge.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in words:
+                found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
+    assert found == []
