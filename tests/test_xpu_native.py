@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kregress import level_zero
 from kregress.adapters import ocloc
 from kregress.toolchains import EnvironmentCache
 from kregress.xpu_native import DEBS_VARIABLE, PACKAGES, NativeXpuError, child_variables, provision
@@ -99,6 +100,13 @@ def test_provisioned_twice_at_once_is_built_once(fake_debs: Path, tmp_path: Path
     assert [e["toolchain"].split()[0] for e in listed] == ["xpu-native"]
 
 
+def no_level_zero(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about ocloc: the Level Zero packages the child also asks for come from an
+    empty folder, so they fail at once (and say so) instead of being fetched from Debian."""
+    (tmp_path / "no-level-zero").mkdir()
+    monkeypatch.setenv(level_zero.DEBS_VARIABLE, str(tmp_path / "no-level-zero"))
+
+
 def test_a_folder_lacking_a_package_names_it_and_what_to_do(
     fake_debs: Path, tmp_path: Path, monkeypatch
 ) -> None:
@@ -107,6 +115,7 @@ def test_a_folder_lacking_a_package_names_it_and_what_to_do(
     next(partial.glob("libigc2_*.deb")).unlink()
     monkeypatch.setenv(DEBS_VARIABLE, str(partial))
     monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))
+    no_level_zero(tmp_path, monkeypatch)
     with pytest.raises(NativeXpuError, match=r"lacks libigc2 \(it needs the .deb files of intel-ocloc"):
         provision()
     variables = child_variables()
@@ -120,6 +129,7 @@ def test_child_prefers_a_working_ocloc_and_says_why_it_passed_over_a_broken_one(
 ) -> None:
     monkeypatch.setenv(DEBS_VARIABLE, str(fake_debs))
     monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))
+    no_level_zero(tmp_path, monkeypatch)
     broken = tmp_path / "bin" / "ocloc"
     broken.parent.mkdir()
     broken.write_text("#!/bin/sh\necho 'ocloc: unknown option -o' >&2\nexit 2\n")
