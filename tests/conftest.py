@@ -91,3 +91,18 @@ def run_written_case(
 @pytest.fixture
 def corpus_runner(tmp_path: Path):
     return lambda *corpora, args=(), env=None: run_corpus(tmp_path, *corpora, args=args, env=env)
+
+
+def package_with(tmp_path: Path, module: str, text: str) -> Path:
+    """A copy of the kregress package under tmp_path/site with one module added (`module` relative
+    to the package, e.g. kinds/ir_lines.py), checked to be the whole change; returns the site folder
+    to put on PYTHONPATH."""
+    site = tmp_path / "site"
+    package = site / "kregress"
+    shutil.copytree(REPO / "runner", package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(REPO / "bisect", package / "bisect", ignore=shutil.ignore_patterns("__pycache__"))
+    before = {p.relative_to(package) for p in package.rglob("*") if p.is_file()}
+    (package / module).write_text(text)
+    after = {p.relative_to(package) for p in package.rglob("*") if p.is_file()}
+    assert after - before == {Path(module)}  # the whole change
+    return site

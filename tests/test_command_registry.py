@@ -6,12 +6,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO
+from conftest import package_with
 from kregress.cli import parser
 from kregress.commands import COMMANDS
 
@@ -49,14 +48,7 @@ def test_every_command_is_found_and_registers_itself() -> None:
 
 
 def test_a_new_command_is_one_module(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    package = site / "kregress"
-    shutil.copytree(REPO / "runner", package, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "bisect", package / "bisect", ignore=shutil.ignore_patterns("__pycache__"))
-    before = {p.relative_to(package) for p in package.rglob("*") if p.is_file()}
-    (package / "commands" / "hello.py").write_text(HELLO)
-    after = {p.relative_to(package) for p in package.rglob("*") if p.is_file()}
-    assert after - before == {Path("commands/hello.py")}  # the whole change
+    site = package_with(tmp_path, "commands/hello.py", HELLO)
 
     env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
 
@@ -87,4 +79,4 @@ def test_a_new_command_is_one_module(tmp_path: Path) -> None:
         text=True,
         check=True,
     )
-    assert Path(where.stdout.strip()) == package / "commands" / "hello.py"
+    assert Path(where.stdout.strip()) == site / "kregress" / "commands" / "hello.py"

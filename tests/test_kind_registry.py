@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO, copy_corpus
+from conftest import copy_corpus, package_with
 from kregress.kinds import KINDS, REGISTRY, figure
 
 IR_LINES = '''"""ir_lines: every config's IR stage stays within a number of lines (a code-size budget)."""
@@ -75,14 +74,7 @@ def test_every_kind_is_found_and_answers_for_itself() -> None:
 
 
 def test_a_new_kind_is_one_module(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    package = site / "kregress"
-    shutil.copytree(REPO / "runner", package, ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(REPO / "bisect", package / "bisect", ignore=shutil.ignore_patterns("__pycache__"))
-    before = {p.relative_to(package) for p in package.rglob("*") if p.is_file()}
-    (package / "kinds" / "ir_lines.py").write_text(IR_LINES)
-    after = {p.relative_to(package) for p in package.rglob("*") if p.is_file()}
-    assert after - before == {Path("kinds/ir_lines.py")}  # the whole change
+    site = package_with(tmp_path, "kinds/ir_lines.py", IR_LINES)
 
     work = copy_corpus(tmp_path, "kinds/vector_add")
     manifest = work / "corpus" / "vector_add" / "case.toml"
