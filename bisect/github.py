@@ -93,7 +93,7 @@ class Reporter:
             if label:
                 issue.add_to_labels(label)
         except GithubException as exc:
-            raise ReportError(explain(exc, target)) from None
+            raise ReportError(explain(exc, f"{target.repository}#{target.issue}")) from None
         except requests.RequestException as exc:  # retries used up, or GitHub unreachable
             raise ReportError(
                 f"GitHub kept failing on {target.repository}#{target.issue}: {type(exc).__name__}: "
@@ -102,9 +102,9 @@ class Reporter:
         return url
 
 
-def explain(exc: GithubException, target: IssueRef) -> str:
+def explain(exc: GithubException, where: str) -> str:
+    """What GitHub refused, naming what was asked for (`owner/name#5`, `owner/name nightly.yml`)."""
     message = exc.data.get("message") if isinstance(exc.data, dict) else None
-    where = f"{target.repository}#{target.issue}"
     if exc.status == 404:
         return f"GitHub says {where} does not exist or the token cannot see it (404: {message})"
     if exc.status == 403:
@@ -132,7 +132,6 @@ def fetch_run_artifact(
     """The artifact `artifact` of the newest completed run of `workflow` that still has it, unpacked
     into `into` (a night that broke early may have left none; the next older one is tried). None when
     no run of the last `limit` has it. Needs only `actions: read`."""
-    where = IssueRef(repository, 0)
     try:
         runs = (
             client.get_repo(repository)
@@ -146,9 +145,7 @@ def fetch_run_artifact(
             if found:
                 return FetchedArtifact(run.id, download_zip(client, found[0].archive_download_url, into))
     except GithubException as exc:
-        raise ReportError(
-            explain(exc, where).replace(f"{repository}#0", f"{repository} {workflow}")
-        ) from None
+        raise ReportError(explain(exc, f"{repository} {workflow}")) from None
     except requests.RequestException as exc:
         raise ReportError(f"GitHub kept failing on {repository} {workflow}: {type(exc).__name__}") from None
     return None
