@@ -26,6 +26,7 @@ from kregress.bisect.github import IssueRef, Reporter, ReportError
 from kregress.errors import ExitCode, KregressError
 from kregress.markdown import fenced
 from kregress.matrix import load_matrix, runner_for
+from kregress.results import load_results
 from kregress.schema import SchemaError
 
 PREFIX = "/kregress"
@@ -214,7 +215,7 @@ def work(command: BotCommand, corpus: Path, out: Path, matrix_path: Path | None 
     if command.verb == "bisect" and results.exists():
         return done.returncode in (0, 1), results.read_text()
     if command.verb == "run" and results.exists():
-        items = json.loads(results.read_text())["items"]
+        items = load_results(results)["items"]  # checked against the item record
         rows = ["| expectation | target | outcome | detail |", "|---|---|---|---|"]
         for item in items:
             detail = (item.get("message") or "")[:200].replace("|", "\\|").replace("\n", " ")
