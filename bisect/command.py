@@ -46,6 +46,8 @@ from kregress.bisect.candidates import (
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
 from kregress.bisect.search import one_point, plain_bound
 from kregress.errors import ExitCode
+from kregress.frameworks import FRAMEWORKS
+from kregress.kinds.traced import PassTraced
 from kregress.manifest import load_case
 from kregress.toolchains import INDEX_VARIABLE
 
@@ -112,13 +114,14 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
 
 
 def pass_trace_at_culprit(level: Level, run: CaseRun, console: Console) -> list[str]:
-    """For one ir or resource expectation of a Triton case: judge the last good and the first bad
-    point once more with --trace-passes, and say which MLIR pass first leaves a different count."""
+    """For an expectation a pass can change, of a framework that dumps its passes: judge the last
+    good and the first bad point once more with --trace-passes, and say which pass first leaves a
+    different count."""
     if not run.expectation or level.last_good is None or level.culprit is None:
         return []
     case = load_case(run.corpus / run.case / "case.toml")
-    kinds = {name: expectation.kind for name, expectation in case.expectations()}
-    if case.manifest.framework != "triton" or kinds.get(run.expectation) not in ("ir", "resource"):
+    expectation = dict(case.expectations()).get(run.expectation)
+    if not isinstance(expectation, PassTraced) or not FRAMEWORKS[case.manifest.framework].traced_stages:
         return []
     specs = [level.bisection.known_toolchain(c) for c in (level.last_good, level.culprit)]
     if not all(specs):

@@ -32,13 +32,14 @@ import tomli_w
 
 from kregress.bisect.ast_edits import candidates, normalized, size
 from kregress.errors import ExitCode, KregressError
+from kregress.frameworks import FRAMEWORKS, framework_of_source
 from kregress.judge import Outcome
 from kregress.manifest import Case, load_case
 from kregress.matrix import Target, load_matrix
 from kregress.schema import SchemaError, read_toml
 
 ERROR_CLASS = re.compile(r"\b(SIG[A-Z]+|signal \d+|[A-Z]\w*(?:Error|Exception|OutOfResources))\b")
-KERNEL_MAKERS = ("TritonKernel", "TileLangKernel")
+KERNEL_MAKERS = tuple(w.__name__ for f in FRAMEWORKS.values() for w in f.wrappers)
 DIGITS = re.compile(r"\d+")
 
 
@@ -191,7 +192,7 @@ def reduce_text(
 
 
 def kernel_objects(source: str) -> list[str]:
-    """Names bound at the top of a repro to a TritonKernel(...) or TileLangKernel(...)."""
+    """Names bound at the top of a repro to a framework's kernel wrapper (TritonKernel(...), ...)."""
     names = []
     for statement in ast.parse(source).body:
         if isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call):
@@ -209,14 +210,15 @@ def scratch_case(file: Path, kernel: str | None, issue: str | None, folder: Path
     found = kernel_objects(source)
     if kernel is None:
         if len(found) != 1:
+            makers = " or ".join(f"{m}(...)" for m in KERNEL_MAKERS)
             raise ReduceError(
                 f"{file}: name the kernel with --kernel (kernel objects found: {', '.join(found) or 'none'}; "
-                "a repro binds one with TritonKernel(...) or TileLangKernel(...), see `kregress new`)"
+                f"a repro binds one with {makers}, see `kregress new`)"
             )
         kernel = found[0]
     if not issue:
         raise ReduceError(f"{file}: a case names its upstream bug: give --issue URL")
-    framework = "tilelang" if re.search(r"^\s*(import|from)\s+tilelang", source, re.M) else "triton"
+    framework = framework_of_source(source).name
     name = re.sub(r"[^a-z0-9_]", "_", file.stem.lower()) or "pasted"
     case = folder / name
     case.mkdir(parents=True)

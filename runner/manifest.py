@@ -6,7 +6,6 @@ one collection error naming the file and the field, before any compiler runs.
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 from typing import Literal
@@ -223,31 +222,11 @@ def load_case(manifest_path: Path, known_targets: set[str] | None = None) -> Cas
 UPSTREAM_BUG = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+$")
 
 
-def postpones_annotations(repro: Path) -> bool:
-    """Whether repro.py starts with `from __future__ import annotations`."""
-    try:
-        tree = ast.parse(repro.read_text(), str(repro))
-    except (OSError, SyntaxError):
-        return False  # a broken repro is reported when it runs, with its traceback
-    return any(
-        isinstance(node, ast.ImportFrom)
-        and node.module == "__future__"
-        and any(alias.name == "annotations" for alias in node.names)
-        for node in tree.body
-    )
-
-
 def reproduction_problems(case: Case) -> list[str]:
     """What keeps a case from showing that it catches its bug (checked by `kregress check`, not at
     collection: a case still runs while these are mended)."""
     manifest, problems = case.manifest, []
-    if manifest.framework == "triton" and postpones_annotations(case.repro):
-        problems.append(
-            "repro.py: `from __future__ import annotations` turns `tl.constexpr` annotations into strings, "
-            "which Triton before 3.2 does not take for constexpr (measured on 3.0.0 and 3.1.0: "
-            '"arange\'s arguments must be of type tl.constexpr"), so the kernel fails there for a '
-            "reason that is not the bug and a bisect across those releases is wrong; remove the import"
-        )
+    problems += FRAMEWORKS[manifest.framework].repro_problems(case.repro)
     if not UPSTREAM_BUG.match(manifest.upstream.issue):
         problems.append(
             f"upstream.issue must be the bug's issue or pull request "

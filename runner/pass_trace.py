@@ -18,13 +18,16 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kregress.frameworks import FRAMEWORKS
+
 HEADER = re.compile(
     r"^// -----// IR Dump (?P<when>Before|After) (?P<name>\S+) (?:\((?P<argument>[^)]*)\) )?"
     r"\('(?P<op>[^']+)' operation(?::\s*@(?P<symbol>\S+))?\) //----- //$",
     re.M,
 )
 LOCATION = re.compile(r"\s*loc\((?:[^()]|\([^()]*\))*\)")
-TRACED_STAGES = ("ttir", "ttgir", "llir", "cuda_source")  # cuda_source: TileLang, counted in TIR
+# cuda_source: TileLang's, counted in TIR; each framework declares what its adapter can dump
+TRACED_STAGES = tuple(dict.fromkeys(s for f in FRAMEWORKS.values() for s in f.traced_stages))
 PASS_DUMPS = "pass-dumps"  # a config's IR file of the dumps, beside its stages
 # The ops of TritonGPU that may take shared memory (3.0–3.2 spell the dialect triton_gpu): a layout
 # conversion through shared memory and an explicit allocation. Counted per pass for a shared_bytes

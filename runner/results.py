@@ -20,6 +20,7 @@ from packaging.version import InvalidVersion, Version
 from pydantic import ValidationError
 
 from kregress.errors import KregressError
+from kregress.frameworks import DEFAULT
 from kregress.judge import Outcome
 from kregress.record import ItemRecord
 
@@ -250,7 +251,7 @@ def bisect_requests(
         if spec and (len(spec.split()) != 1 or pinned_version(spec) is None):
             continue  # a local build, or several packages: its range is commits, not releases
         # the package judged: the one --toolchain named, else the framework (its key in `toolchain`)
-        framework = change.item.get("framework", "triton")
+        framework = change.item.get("framework") or DEFAULT  # records before frameworks were stored
         package = package_of(spec, "") if spec else packages.get(target, framework)
         held = last_held.get(change.key, {})
         if bool(spec) != bool(held.get("toolchain_spec")):

@@ -37,6 +37,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 
 from kregress.errors import KregressError
+from kregress.frameworks import FRAMEWORKS, Companion, all_companions
 from kregress.jobs import Interpreter, tail
 from kregress.paths import cache_root
 
@@ -44,35 +45,13 @@ ENV_FORMAT = 6  # bump when the layout of an environment changes: old ones are r
 META = "kregress-env.json"
 BASE_LAYER = "_kregress_base.pth"
 PROVIDED_BY_KREGRESS = ("torch",)
-MODULES_TO_REPORT = ("triton", "torch", "tilelang", "numpy")
+MODULES_TO_REPORT = (*(f.name for f in FRAMEWORKS.values()), "torch", "numpy")
 INSTALL_TIMEOUT = 1800
 INSTALLER_LINES = 25  # of the installer's output shown when it fails
 INDEX_VARIABLE = "KREGRESS_INDEX_URL"
 
 
-@dataclass(frozen=True)
-class Companion:
-    """What a release needs beside itself to work on this kind of machine, as measured."""
-
-    package: str
-    versions: str  # applies to exact pins (==) inside this range; "" for every version
-    requirements: tuple[str, ...] = ()  # added unless the toolchain names the package itself
-    env: tuple[tuple[str, str], ...] = ()  # set for every child that runs in the environment
-    why: str = ""
-
-
-COMPANIONS: tuple[Companion, ...] = (
-    Companion("triton", "<3.2", ("numpy<2",),
-              why="the interpreters of triton 3.0 and 3.1 store nothing under numpy 2"),
-    Companion("tilelang", ">=0.1.7.post1,<0.1.10", ("apache-tvm-ffi==0.1.6",),
-              why="tilelang 0.1.7.post1 to 0.1.9 load only with apache-tvm-ffi 0.1.6"),
-    Companion("tilelang", ">=0.1.10,<0.1.12", ("apache-tvm-ffi==0.1.10",),
-              why="tilelang 0.1.10 and 0.1.11 abort at import with newer apache-tvm-ffi "
-                  "(`__ffi_repr__` registered twice)"),
-    Companion("triton-xpu", "", ("intel-sycl-rt>=2025.0.0",), (("CC", "g++"),),
-              why="the XPU backend builds its helper with the SYCL headers of intel-sycl-rt; built by "
-                  "gcc it fails to load (undefined std::ios_base symbol), so g++"),
-)  # fmt: skip
+COMPANIONS: tuple[Companion, ...] = all_companions()  # each framework declares its own
 
 
 # Native libraries some releases (old TileLang) link against and that a CPU machine lacks:
@@ -83,7 +62,7 @@ CUDA_RUNTIME_WHEELS = {
 }
 CUDA_DRIVER = "libcuda.so.1"
 CUDA_ERROR_NO_DEVICE = 100
-NATIVE_PACKAGES = ("tilelang", "tvm", "tvm_ffi")
+NATIVE_PACKAGES = tuple(p for f in FRAMEWORKS.values() for p in f.native_packages)
 
 
 class ToolchainError(KregressError):
@@ -173,7 +152,7 @@ class Toolchain:
             # The environment lends kregress's own packages by path: one made beside another
             # kregress environment (a runner's job rebuilt in another folder) would lend from a
             # folder that is gone.
-            "lends_from": [] if self.names_package("torch") else base_layer_paths(),
+            "lends_from": [] if self.brings("torch") else base_layer_paths(),
         }
         if package_index():  # only when set, so the keys of PyPI environments stay as they were
             fingerprint["index"] = package_index()
@@ -181,6 +160,17 @@ class Toolchain:
 
     def names_package(self, package: str) -> bool:
         return any(not os.path.isabs(r) and Requirement(r).name == package for r in self.requirements)
+
+    def brings(self, package: str) -> bool:
+        """Whether the environment installs `package` itself: named, or added by a companion (an
+        framework line may bring the torch it was built for)."""
+        return self.names_package(package) or any(Requirement(r).name == package for r in self.companions())
+
+    def refusal(self, python: str | None = None) -> str | None:
+        """Why a framework cannot work with these requirements under this Python, before installing."""
+        python = python or f"{sys.version_info.major}.{sys.version_info.minor}"
+        plain = tuple(r for r in self.requirements if not os.path.isabs(r))
+        return next((why for f in FRAMEWORKS.values() if (why := f.refuses(plain, python))), None)
 
     def matching_companions(self) -> list[Companion]:
         found = []
@@ -378,14 +368,14 @@ def build(
     else:
         run_installer([base_python, "-m", "venv", str(folder)], "creating the venv", toolchain, cancel=cancel)
     python = folder / "bin" / "python"
-    layer = [p for p in base_layer_paths() if not toolchain.names_package("torch")]
+    layer = [p for p in base_layer_paths() if not toolchain.brings("torch")]
     (site_packages(python) / BASE_LAYER).write_text("\n".join(layer) + "\n")
     extra = f" (and {' '.join(toolchain.companions())})" if toolchain.companions() else ""
     log(f"installing {toolchain.name}{extra} with {'uv' if uv else 'pip'}")
     index = ["--index-url", package_index()] if package_index() else []
     if uv:
         override = folder / "kregress-overrides.txt"
-        kept_out = [p for p in PROVIDED_BY_KREGRESS if not toolchain.names_package(p)]
+        kept_out = [p for p in PROVIDED_BY_KREGRESS if not toolchain.brings(p)]
         override.write_text("".join(f"{p}; sys_platform == 'never'\n" for p in kept_out))
         # uv keeps an index's pages cached for a while: a release published since (tonight's
         # compiler) would be "no version" for the packages the toolchain names. Offline there is
@@ -441,6 +431,9 @@ class EnvironmentCache:
         self, toolchain: Toolchain, log: Any = lambda message: None, cancel: threading.Event | None = None
     ) -> Environment:
         """The environment, built first if need be; `cancel` stops a build (BuildCancelled)."""
+        refused = toolchain.refusal()
+        if refused:
+            raise ToolchainError(f"toolchain {toolchain.name!r}: {refused}")
         key = toolchain.key()
 
         def make(folder: Path) -> dict[str, Any]:

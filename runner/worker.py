@@ -39,7 +39,11 @@ def load_repro(path: Path, framework: str = "") -> Any:
         missing = (exc.name or "").split(".", 1)[0]
         declared = FRAMEWORKS.get(framework)
         if missing and declared and missing in declared.modules:  # the framework is absent: SKIP
-            raise Unsupported(f"{path.name} needs {missing}, which this environment lacks: {exc}") from None
+            hint = declared.why_missing(missing)
+            raise Unsupported(
+                f"{path.name} needs {missing}, which this environment lacks: {exc}"
+                + (f"; {hint}" if hint else "")
+            ) from None
         raise CaseError(where_in_repro(path, exc)) from None
     except Exception as exc:  # a syntax error, or the repro's own code raising at import
         raise CaseError(where_in_repro(path, exc)) from None

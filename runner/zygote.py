@@ -16,7 +16,7 @@ import os
 import sys
 import traceback
 
-PRELOAD = ("numpy", "torch", "triton", "triton.language")
+PRELOAD = ("numpy", "torch")  # and each framework's own (kregress.frameworks)
 
 
 def run_child(request: dict) -> None:
@@ -45,7 +45,9 @@ def run_child(request: dict) -> None:
 
 
 def serve() -> None:
-    for module in PRELOAD:
+    from kregress.frameworks import FRAMEWORKS
+
+    for module in PRELOAD + tuple(m for f in FRAMEWORKS.values() for m in f.preload):
         with contextlib.suppress(Exception):
             importlib.import_module(module)
     import kregress.worker  # noqa: F401  (loaded once, inherited by every child)

@@ -205,35 +205,6 @@ def check_compiled_bf16(device: str):
     return over_sizes(device, torch.bfloat16, lambda t, _: compiled_backward(t))
 
 
-def check_nvfuser_fp32(device: str):
-    """nvFuser's Python frontend, where nvFuser is installed (nowhere this has run yet)."""
-    try:
-        from nvfuser import DataType, FusionDefinition
-    except ImportError:
-        raise Unsupported(
-            "nvFuser is not installed: its binary wheels come only from NVIDIA's own index "
-            "(nvfuser-cu130 on PyPI downloads from there at install time), which is unreachable here"
-        ) from None
-
-    def backward(t: dict, _programs: int) -> dict[str, torch.Tensor]:
-        with FusionDefinition() as fd:
-            x, dy, w = (fd.define_tensor(shape=s, dtype=DataType.Float) for s in ([-1, -1], [-1, -1], [-1]))
-            mean, rstd = (fd.define_tensor(shape=[-1, 1], dtype=DataType.Float) for _ in range(2))
-            n = fd.define_scalar(float(t["x"].shape[1]))
-            xhat = fd.ops.mul(fd.ops.sub(x, mean), rstd)
-            wdy = fd.ops.mul(fd.ops.broadcast_in_dim(w, x.shape(), [1]), dy)
-            c1 = fd.ops.div(fd.ops.sum(fd.ops.mul(xhat, wdy), [1], keepdim=True), n)
-            c2 = fd.ops.div(fd.ops.sum(wdy, [1], keepdim=True), n)
-            dx = fd.ops.mul(fd.ops.sub(wdy, fd.ops.add(fd.ops.mul(xhat, c1), c2)), rstd)
-            fd.add_output(dx)
-            fd.add_output(fd.ops.sum(fd.ops.mul(dy, xhat), [0]))
-            fd.add_output(fd.ops.sum(dy, [0]))
-        dx, dw, db = fd.execute([t["x"], t["dy"], t["w"], t["mean"][:, None], t["rstd"][:, None]])
-        return {"dx": dx, "dweight": dw, "dbias": db}
-
-    return over_sizes(device, torch.float32, backward)
-
-
 def launch_args(dtype: torch.dtype) -> dict:
     """A launch at the smallest size; the configs below set N, BLOCK_N and warps per hidden size."""
     t = inputs(8, 1024, dtype)

@@ -23,7 +23,9 @@ def command_new(args: argparse.Namespace) -> ExitCode:
     print(f"wrote {folder}/case.toml and {folder}/repro.py")
     print("next:")
     print(f"  1. write the smallest kernel that shows the bug in {folder}/repro.py, and say what must hold")
-    print(f"  2. pytest {folder} --target {target}")
+    backend = target.split(":", 1)[0]
+    on_device = f" --backend {backend}" if target.endswith(":device") else ""
+    print(f"  2. pytest {folder}{on_device} --target {target}")
     if args.bad:
         print(f"  3. kregress verify {args.name}: FAIL under the bad releases, PASS under the good ones")
     else:
@@ -47,7 +49,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     new.add_argument("--issue", required=True, help="the upstream issue or pull request URL")
     new.add_argument("--title", help="one line saying what breaks (default: a placeholder)")
     new.add_argument(
-        "--target", help="where the bug shows (default: cpu:interpreter; cuda:sm_90 for tilelang)"
+        "--target",
+        help="where the bug shows (default: "
+        + "; ".join(f"{starter.target} for {name}" for name, starter in sorted(STARTERS.items()))
+        + ")",
     )
     new.add_argument(
         "--bad", action="append", metavar="SPEC", help="a release with the bug, e.g. triton==3.2.0"

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from kregress.frameworks import FRAMEWORKS
 from kregress.jobs import Job, JobOutcome
 from kregress.judge import Verdict
 from kregress.matrix import Target
@@ -55,10 +56,12 @@ class ExpectationBase(Strict):
 
     def plan(self, target: Target, framework: str) -> Plan | None:
         """The kind's own rule for a target: a Plan that decides, or None for the common rules.
-        By default a compile job runs on compile targets, any other job on the rest."""
-        if (self.job_kind == "compile") != (target.kind == "compile"):
-            return Plan(False)
-        return None
+        By default a compile job runs where the framework compiles (compile targets; a device for a
+        framework that compiles only at run time), any other job on the other targets."""
+        if self.job_kind == "compile":  # a compile target the framework lacks: its own reason says why
+            compiles_here = target.kind in (FRAMEWORKS[framework].compiles_on, "compile")
+            return None if compiles_here else Plan(False)
+        return Plan(False) if target.kind == "compile" else None
 
     def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
         raise NotImplementedError

@@ -8,12 +8,13 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from kregress.frameworks import all_ir_stages
 from kregress.judge import MAX_LINES_SHOWN, Outcome, Verdict, compile_failures
 from kregress.kinds.traced import PassTraced, Traced
 from kregress.matrix import Target
 from kregress.pass_trace import TRACED_STAGES
 
-IrStage = Literal["ttir", "ttgir", "llir", "ptx", "amdgcn", "spv", "cuda_source"]
+IrStage = Literal[all_ir_stages()]  # type: ignore[valid-type]  # each framework declares its stages
 
 
 class Ir(PassTraced):

@@ -37,7 +37,7 @@ class Resource(PassTraced):
         refused = declared.not_applicable(target.kind) or declared.cannot_build(
             target.kind, target.backend, target.name
         )
-        builds = target.kind == "compile" and not refused
+        builds = target.kind == declared.compiles_on and not refused
         if not builds or not self.applies_to(target.name):
             return super().plan(target, framework)
         why = declared.cannot_measure(self.metric, target.backend)
