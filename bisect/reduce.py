@@ -110,8 +110,8 @@ def start_worker(item: Item, workdir: Path) -> None:
 
 def judge_text(text: str, number: int) -> Judged:
     """In a worker process: the candidate as repro.py of a copy of the case, judged like pytest."""
+    from kregress.item import judge_item
     from kregress.jobs import run_job
-    from kregress.judge import judge
 
     item: Item = WORKER["item"]
     folder = Path(WORKER["workdir"]) / f"candidate-{number:05d}" / item.case_folder.name
@@ -121,10 +121,9 @@ def judge_text(text: str, number: int) -> Judged:
         case = load_case(folder / "case.toml")
         expectation = dict(case.expectations())[item.expectation]
         options = {"trace_passes": False, "trace_passes_on_fail": False, "perf_rounds": None}
-        job = expectation.job(options.get, case_id=case.id, repro=case.repro,
-                              framework=case.manifest.framework, target=item.target)  # fmt: skip
-        outcome = run_job(job, item.timeout, folder.parent, interpreter=item.interpreter)
-        verdict = judge(expectation, item.target, outcome)
+        run = lambda job: run_job(job, item.timeout, folder.parent, interpreter=item.interpreter)  # noqa: E731
+        judged = judge_item(case, item.expectation, expectation, item.target, run, options.get)
+        verdict, outcome = judged.verdict, judged.outcome
     finally:
         shutil.rmtree(folder.parent, ignore_errors=True)
     versions = tuple(sorted(outcome.toolchain.items()))
@@ -300,21 +299,12 @@ def report(case: str, expectation: str, target: str, holds: SameFailure, reducti
 def interpreter_for_target(target: Target, spec: str | None) -> Any:
     """The toolchain that judges the item: --toolchain, else the matrix's for the target, else this
     environment's; Intel's native compiler added for XPU compile targets (as pytest does)."""
-    from dataclasses import replace
-
     from kregress import xpu_native
-    from kregress.backends import BACKENDS
-    from kregress.jobs import Interpreter
-    from kregress.toolchains import EnvironmentCache, Toolchain
+    from kregress.item import toolchain_interpreter, with_native_compiler
 
-    chosen = spec or target.toolchain
     log = lambda message: print(f"kregress: {message}", file=sys.stderr)  # noqa: E731
-    interpreter = (
-        EnvironmentCache().get(Toolchain.parse(chosen), log=log).interpreter() if chosen else Interpreter()
-    )
-    if BACKENDS[target.backend].native_compiler and target.kind == "compile":
-        interpreter = replace(interpreter, env={**interpreter.env, **xpu_native.child_variables(log=log)})
-    return interpreter
+    interpreter = toolchain_interpreter(spec or target.toolchain, log)
+    return with_native_compiler(target, interpreter, lambda: xpu_native.child_variables(log=log))
 
 
 def command_reduce(args: argparse.Namespace) -> ExitCode:
@@ -354,10 +344,8 @@ def run_reduce(args: argparse.Namespace) -> ExitCode:
             raise ReduceError(
                 f"{folder / 'case.toml'}: no expectation {expectation!r} (names: {', '.join(kinds)})"
             )
-        if kinds[expectation].kind == "perf":
-            raise ReduceError(
-                f"{expectation}: a perf ratio is measured, not a failure a smaller kernel keeps"
-            )
+        if kinds[expectation].not_reducible:
+            raise ReduceError(f"{expectation}: {kinds[expectation].not_reducible}")
         if out.exists():
             raise ReduceError(f"{out} exists: remove it or give --out")
         timeout = args.timeout or float(case.manifest.timeout or 300)

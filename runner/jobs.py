@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.backends import BACKENDS
+from kregress.child_results import ConfigResult, JobStatus
 from kregress.errors import KregressError
 from kregress.matrix import Target
 from kregress.paths import cache_root
@@ -51,7 +52,11 @@ def device_name(target: Target) -> str:
 
 @dataclass(frozen=True)
 class Job:
-    kind: str  # compile | numerics | perf
+    """One measurement: made by the expectation kind that owns it (`ExpectationBase.make_job`),
+    whose `measure()` the child calls (`measure`, as module:Class); expectations whose jobs are equal
+    share one run."""
+
+    kind: str  # the measurement: compile, numerics, perf, or a kind's own
     case_id: str
     repro: Path
     framework: str
@@ -60,6 +65,9 @@ class Job:
     baseline: str | None = None
     rounds: int = 1  # perf: alternating timing rounds of subject and baseline
     trace_passes: bool = False  # compile: dump the IR before every MLIR pass (a compile of its own)
+    measure: str = "kregress.kinds.base:CompiledExpectation"  # whose measure() the child calls
+    exclusive: bool = False  # holds its device alone while it runs (timing)
+    extra: tuple[tuple[str, Any], ...] = ()  # a kind's own fields, passed to its measure()
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -71,10 +79,14 @@ class Job:
             self.baseline or "",
             str(self.rounds),
             str(self.trace_passes),
+            self.measure,
+            json.dumps(self.extra, default=str),
         )
 
     def spec(self) -> dict[str, Any]:
         return {
+            **dict(self.extra),
+            "measure": self.measure,
             "kind": self.kind,
             "case": self.case_id,
             "repro": str(self.repro),
@@ -130,23 +142,38 @@ def child_environment(interpreter: Interpreter) -> dict[str, str]:
 
 @dataclass
 class JobOutcome:
-    """How the child ended: ok | unsupported | case_error | compiler_broken | harness_error | raised |
-    crash | timeout."""
+    """How the child ended and what it measured, read once from its result.json."""
 
-    status: str
-    result: dict[str, Any] = field(default_factory=dict)
+    status: JobStatus
+    reason: str = ""
+    measured: dict[str, Any] = field(default_factory=dict)  # what the kind's measure() returned
+    configs: list[ConfigResult] = field(default_factory=list)  # a compile's, one per config
+    error_type: str | None = None
+    traceback: str = ""
+    toolchain: dict[str, str] = field(default_factory=dict)  # the versions the child ran with
     folder: Path | None = None
     log_tail: str = ""
     returncode: int | None = None
     seconds: float = 0.0
 
-    @property
-    def reason(self) -> str:
-        return str(self.result.get("reason", ""))
-
-    @property
-    def toolchain(self) -> dict[str, str]:
-        return dict(self.result.get("toolchain", {}))
+    @classmethod
+    def from_result(
+        cls, result: dict[str, Any], folder: Path, log_tail: str, returncode: int | None, seconds: float
+    ) -> JobOutcome:
+        measured = dict(result.get("measured") or {})
+        return cls(
+            JobStatus(result["status"]),
+            str(result.get("reason", "")),
+            measured,
+            [ConfigResult.from_json(c) for c in measured.get("configs", [])],
+            result.get("error_type"),
+            str(result.get("traceback", "")),
+            {str(k): str(v) for k, v in (result.get("toolchain") or {}).items()},
+            folder,
+            log_tail,
+            returncode,
+            seconds,
+        )
 
 
 def tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
@@ -303,11 +330,11 @@ def run_job(
     log_tail = tail(log_path.read_text(errors="replace")) if log_path.exists() else ""
     result_path = folder / "result.json"
     if returncode is None:
-        return JobOutcome(
-            "timeout", {"reason": f"no result after {timeout:g} s; killed"}, folder, log_tail, None, seconds
-        )
+        reason = f"no result after {timeout:g} s; killed"
+        return JobOutcome(JobStatus.TIMEOUT, reason, folder=folder, log_tail=log_tail, seconds=seconds)
     if returncode != 0 or not result_path.exists():
         how = describe_exit(returncode) + ("" if returncode != 0 else " without writing a result")
-        return JobOutcome("crash", {"reason": f"child process {how}"}, folder, log_tail, returncode, seconds)
+        return JobOutcome(JobStatus.CRASH, f"child process {how}", folder=folder, log_tail=log_tail,
+                          returncode=returncode, seconds=seconds)  # fmt: skip
     result = json.loads(result_path.read_text())
-    return JobOutcome(result["status"], result, folder, log_tail, returncode, seconds)
+    return JobOutcome.from_result(result, folder, log_tail, returncode, seconds)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
+from kregress.child_results import ConfigResult, ConfigStatus, JobStatus
 from kregress.jobs import JobOutcome
 
 if TYPE_CHECKING:
@@ -59,45 +60,42 @@ def failure_kind_of(error_type: str | None) -> str:
 
 def job_level(outcome: JobOutcome, compile_job: bool) -> Verdict | None:
     """A verdict that follows from how the child ended, before looking at any measurement."""
-    if outcome.status == "ok":
+    status = outcome.status
+    if status is JobStatus.OK:
         return None
-    if outcome.status == "unsupported":
+    if status is JobStatus.UNSUPPORTED:
         return Verdict.skip(outcome.reason)
-    if outcome.status == "case_error":
+    if status is JobStatus.CASE_ERROR:
         return Verdict.error(outcome.reason, outcome.log_tail)
-    if outcome.status == "compiler_broken":
-        return Verdict.error(
-            f"the compiler does not work here: {outcome.reason}", outcome.result.get("traceback", "")
-        )
-    if outcome.status == "harness_error":
-        return Verdict.error(outcome.reason, outcome.result.get("traceback", outcome.log_tail))
-    if outcome.status == "timeout":
+    if status is JobStatus.COMPILER_BROKEN:
+        return Verdict.error(f"the compiler does not work here: {outcome.reason}", outcome.traceback)
+    if status is JobStatus.HARNESS_ERROR:
+        return Verdict.error(outcome.reason, outcome.traceback or outcome.log_tail)
+    if status is JobStatus.TIMEOUT:
         return Verdict(Outcome.FAIL, f"TIMEOUT: {outcome.reason}", "TIMEOUT", detail=outcome.log_tail)
-    if outcome.status == "crash":
+    if status is JobStatus.CRASH:
         return Verdict(Outcome.FAIL, f"CRASH: {outcome.reason}", "CRASH", detail=outcome.log_tail)
-    # "raised": the compiler or kernel raised outside a per-config compile.
-    detail = outcome.result.get("traceback", outcome.log_tail)
+    # RAISED: the compiler or kernel raised outside a per-config compile.
+    detail = outcome.traceback or outcome.log_tail
     if compile_job:
         return Verdict.error(f"the case's compile setup raised: {outcome.reason}", detail)
-    kind = (
-        "OUT_OF_RESOURCES" if "OutOfResources" in str(outcome.result.get("error_type")) else "RUNTIME_ERROR"
-    )
+    kind = "OUT_OF_RESOURCES" if "OutOfResources" in str(outcome.error_type) else "RUNTIME_ERROR"
     return Verdict(Outcome.FAIL, f"{kind}: {outcome.reason}", kind, detail=detail)
 
 
-def compile_failures(configs: list[dict[str, Any]]) -> Verdict | None:
-    broken = [c for c in configs if c["status"] == "compile_error"]
+def compile_failures(configs: list[ConfigResult]) -> Verdict | None:
+    broken = [c for c in configs if c.status is ConfigStatus.COMPILE_ERROR]
     if not broken:
         return None
-    kinds = {failure_kind_of(c["error_type"]) for c in broken}
+    kinds = {failure_kind_of(c.error_type) for c in broken}
     kind = "OUT_OF_RESOURCES" if "OUT_OF_RESOURCES" in kinds else "COMPILE_ERROR"
-    lines = [f"[{c['label']}] {c['error_type']}: {last_line(c['message'])}" for c in broken]
+    lines = [f"[{c.label}] {c.error_type}: {last_line(c.message)}" for c in broken]
     return Verdict(
         Outcome.FAIL,
         f"{kind}: {len(broken)} of {len(configs)} configs did not compile\n" + "\n".join(lines),
         kind,
-        measured={"failed_configs": [c["label"] for c in broken]},
-        detail="\n\n".join(f"[{c['label']}]\n{c['message']}" for c in broken),
+        measured={"failed_configs": [c.label for c in broken]},
+        detail="\n\n".join(f"[{c.label}]\n{c.message}" for c in broken),
     )
 
 

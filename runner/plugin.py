@@ -13,7 +13,7 @@ import os
 import shutil
 import sys
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,10 @@ from kregress.devices import (
 )
 from kregress.errors import KregressError
 from kregress.frameworks import FRAMEWORKS
+from kregress.item import judge_item, toolchain_interpreter, with_native_compiler
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
-from kregress.judge import Outcome, Verdict, judge
+from kregress.judge import Outcome, Verdict
 from kregress.kinds import KINDS, Expectation, Plan
-from kregress.kinds.traced import PassTraced
 from kregress.manifest import Case, load_case
 from kregress.matrix import Matrix, SchemaError, Target, load_matrix
 from kregress.record import ItemRecord
@@ -249,9 +249,7 @@ def interpreter_for(config: pytest.Config, target: Target) -> Interpreter | str:
     known = state(config).matrix_toolchains
     if target.toolchain not in known:
         try:
-            known[target.toolchain] = (
-                EnvironmentCache().get(Toolchain.parse(target.toolchain), log=progress).interpreter()
-            )
+            known[target.toolchain] = toolchain_interpreter(target.toolchain, progress)
         except ToolchainError as exc:
             known[target.toolchain] = (
                 f"{target.name} is built with its matrix toolchain, which could not be installed: {exc}"
@@ -259,16 +257,12 @@ def interpreter_for(config: pytest.Config, target: Target) -> Interpreter | str:
     return known[target.toolchain]
 
 
-def with_native_compiler(config: pytest.Config, target: Target, interpreter: Interpreter) -> Interpreter:
-    """Compile targets of a backend that declares a native compiler (XPU) also get Intel's
-    (provisioned once per process; where it cannot be, the children say why in the SKIPs of the
-    native figures)."""
-    if not BACKENDS[target.backend].native_compiler or target.kind != "compile":
-        return interpreter
+def native_variables(config: pytest.Config) -> dict[str, str]:
+    """Intel's native compiler for XPU compile targets, provisioned once per process."""
     run = state(config)
     if run.native_xpu is None:
         run.native_xpu = xpu_native.child_variables(log=progress)
-    return replace(interpreter, env={**interpreter.env, **run.native_xpu})
+    return run.native_xpu
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -427,41 +421,26 @@ class CaseItem(pytest.Item):
         }
         return ItemRecord.model_validate(json.loads(json.dumps(fields, default=str))).as_json()
 
-    def job(self) -> Job:
-        exp, case = self.expectation, self.case
-        common = {
-            "case_id": case.id,
-            "repro": case.repro,
-            "framework": case.manifest.framework,
-            "target": self.target,
-        }
-        return exp.job(self.config.getoption, **common)
-
     def timeout(self) -> float:
         given = self.config.getoption("case_timeout")
         return given if given is not None else float(self.case.manifest.timeout or DEFAULT_TIMEOUT)
 
     def setup(self) -> None:
-        job = self.job()
         interpreter = interpreter_for(self.config, self.target)
         if isinstance(interpreter, str):
             self.verdict = Verdict.skip(interpreter)
             self.outcome_record = self.record(outcome=Outcome.SKIP.value, message=interpreter)
             return
-        interpreter = with_native_compiler(self.config, self.target, interpreter)
-        outcome = self.outcome_of(job, interpreter)
-        framework = self.case.manifest.framework
-        version = outcome.toolchain.get(framework)
-        known_bad = self.case.known_bad_for(self.expectation_name, self.target.name, version)
-        verdict = judge(self.expectation, self.target, outcome, known_bad, f"{framework} {version}")
-        exp, getoption = self.expectation, self.config.getoption
-        if isinstance(exp, PassTraced) and outcome.status == "ok":
-            failed = verdict.outcome == Outcome.FAIL
-            wanted = exp.trace_asked(getoption) or (failed and exp.retrace_on_fail(getoption))
-            if wanted and exp.traced().unavailable:
-                exp.say_untraced(verdict, outcome.result.get("configs", []))
-            elif wanted and failed and not job.trace_passes:
-                verdict, outcome = self.traced_again(job, interpreter, verdict, outcome, known_bad)
+        interpreter = with_native_compiler(self.target, interpreter, lambda: native_variables(self.config))
+        judged = judge_item(
+            self.case,
+            self.expectation_name,
+            self.expectation,
+            self.target,
+            lambda job: self.outcome_of(job, interpreter),
+            self.config.getoption,
+        )
+        verdict, outcome = judged.verdict, judged.outcome
         self.verdict = verdict
         self.outcome_record = self.record(
             outcome=verdict.outcome.value,
@@ -472,7 +451,7 @@ class CaseItem(pytest.Item):
             toolchain=outcome.toolchain,
             toolchain_spec=interpreter.toolchain,
             job_seconds=round(outcome.seconds, 3),
-            known_bad=known_bad.link if known_bad else None,
+            known_bad=judged.known_bad.link if judged.known_bad else None,
             device=state(self.config).device if self.target.kind == "device" else None,
         )
         self.user_properties.append(("kregress", json.dumps(self.outcome_record)))  # for JUnit XML
@@ -480,12 +459,13 @@ class CaseItem(pytest.Item):
             raise ItemError(verdict)
 
     def outcome_of(self, job: Job, interpreter: Interpreter) -> JobOutcome:
-        """The job's outcome, run once per session (items that share a job share its outcome)."""
+        """The job's outcome, run once per session (items that share a job share its outcome); on a
+        device, under its lock, alone where the kind's job needs it (timing)."""
         memo = state(self.config).jobs
         if job.key not in memo:
             on_device = self.target.kind == "device"
             with (
-                device_lock(self.target.backend, os.environ, exclusive=job.kind == "perf")
+                device_lock(self.target.backend, os.environ, exclusive=job.exclusive)
                 if on_device
                 else (contextlib.nullcontext())
             ):
@@ -497,21 +477,6 @@ class CaseItem(pytest.Item):
                     use_fork_server=not self.config.getoption("no_fork_server"),
                 )
         return memo[job.key]
-
-    def traced_again(
-        self, job: Job, interpreter: Interpreter, verdict: Verdict, outcome: JobOutcome, known_bad: Any
-    ) -> tuple[Verdict, JobOutcome]:
-        """A FAIL compiled once more with the pass dumps. The traced verdict replaces the first only
-        when it is the same FAIL; otherwise the first stands and says what the second compile did."""
-        traced_outcome = self.outcome_of(replace(job, trace_passes=True), interpreter)
-        version = traced_outcome.toolchain.get(self.case.manifest.framework)
-        again = judge(self.expectation, self.target, traced_outcome, known_bad,
-                      f"{self.case.manifest.framework} {version}")  # fmt: skip
-        if again.outcome == verdict.outcome and again.failure_kind == verdict.failure_kind:
-            return again, traced_outcome
-        said = f"traced again on FAIL, the compile judged {again.outcome.value}: {again.message}"
-        verdict.detail = "\n".join(part for part in (verdict.detail, said) if part)
-        return verdict, outcome
 
     def runtest(self) -> None:
         verdict = self.verdict

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -152,7 +153,7 @@ class Toolchain:
             # The environment lends kregress's own packages by path: one made beside another
             # kregress environment (a runner's job rebuilt in another folder) would lend from a
             # folder that is gone.
-            "lends_from": [] if self.brings("torch") else base_layer_paths(),
+            "lends_from": child_module_paths() if self.brings("torch") else base_layer_paths(),
         }
         if package_index():  # only when set, so the keys of PyPI environments stay as they were
             fingerprint["index"] = package_index()
@@ -269,6 +270,34 @@ def base_layer_paths() -> list[str]:
     return list(dict.fromkeys([paths["purelib"], paths["platlib"]]))
 
 
+# What a child imports besides the compiler: the kinds measure there (kregress.kinds), and they are
+# pydantic models. An environment that brings its own torch borrows only these from kregress's.
+CHILD_MODULES = ("pydantic", "pydantic_core", "annotated_types", "typing_extensions", "typing_inspection")
+LENT_FOLDER = "kregress-lent"
+
+
+def child_module_paths() -> list[str]:
+    """Where kregress's environment keeps each of CHILD_MODULES (a package folder or a module file)."""
+    found = []
+    for name in CHILD_MODULES:
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None:
+            continue
+        origin = Path(spec.origin)
+        found.append(str(origin.parent if origin.name == "__init__.py" else origin))
+    return found
+
+
+def lend_child_modules(site: Path) -> str:
+    """Links to CHILD_MODULES beside `site`; the line of a .pth in `site` that finds them (relative,
+    so the environment may be renamed into place)."""
+    lent = site.parent / LENT_FOLDER
+    lent.mkdir(exist_ok=True)
+    for path in map(Path, child_module_paths()):
+        (lent / path.name).symlink_to(path, target_is_directory=path.is_dir())
+    return os.path.relpath(lent, site)
+
+
 REPORT_VERSIONS = f"""
 import importlib, json, sys
 own, lent = {{"python": sys.version.split()[0]}}, {{}}
@@ -368,8 +397,9 @@ def build(
     else:
         run_installer([base_python, "-m", "venv", str(folder)], "creating the venv", toolchain, cancel=cancel)
     python = folder / "bin" / "python"
-    layer = [p for p in base_layer_paths() if not toolchain.brings("torch")]
-    (site_packages(python) / BASE_LAYER).write_text("\n".join(layer) + "\n")
+    site = site_packages(python)
+    layer = [lend_child_modules(site)] if toolchain.brings("torch") else base_layer_paths()
+    (site / BASE_LAYER).write_text("\n".join(layer) + "\n")
     extra = f" (and {' '.join(toolchain.companions())})" if toolchain.companions() else ""
     log(f"installing {toolchain.name}{extra} with {'uv' if uv else 'pip'}")
     index = ["--index-url", package_index()] if package_index() else []

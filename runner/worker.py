@@ -8,7 +8,6 @@ pytest process itself never imports the compiler under test.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import importlib.util
 import json
 import os
@@ -19,12 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from kregress.adapters import CompilerBroken, MeasurementError, Unsupported
-from kregress.errors import KregressError
+from kregress.child_results import CaseError, JobStatus
 from kregress.frameworks import FRAMEWORKS
-
-
-class CaseError(KregressError):
-    """The case itself is broken (bad repro.py, missing attribute): an ERROR, not a compiler FAIL."""
 
 
 def load_repro(path: Path, framework: str = "") -> Any:
@@ -108,51 +103,15 @@ def as_named(value: Any) -> dict[str, Any]:
     return {"out": value}
 
 
-def run_numerics(repro: Any, job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
-    import numpy as np
-
-    check = attribute(repro, job["attr"], "check")
-    returned = check(job["device"])
-    if not (isinstance(returned, tuple) and len(returned) == 2):
-        raise CaseError(f"{job['attr']}() must return (actual, expected), got {type(returned).__name__}")
-    actual, expected = as_named(returned[0]), as_named(returned[1])
-    if actual.keys() != expected.keys():
-        raise CaseError(f"{job['attr']}(): actual has {sorted(actual)}, expected has {sorted(expected)}")
-    arrays = {f"actual.{k}": to_float64(v) for k, v in actual.items()}
-    arrays |= {f"expected.{k}": to_float64(v) for k, v in expected.items()}
-    np.savez(out_dir / "arrays.npz", **arrays)
-    return {"arrays": "arrays.npz"}
-
-
-def run_perf(repro: Any, job: dict[str, Any]) -> dict[str, Any]:
-    from kregress.timing import interleaved
-
-    benches = {role: attribute(repro, job[role], role) for role in ("subject", "baseline")}
-    fns = {role: bench.setup(job["device"]) for role, bench in benches.items()}
-    timed = interleaved(fns["subject"], fns["baseline"], job["device"], job["rounds"])
-    timed["names"] = {role: job[role] for role in benches}
-    timed["flops"] = {role: bench.flops for role, bench in benches.items()}
-    return timed
+def measurer(path: str) -> Any:
+    """The kind class (module:Class) whose `measure` does the job."""
+    module, _, name = path.partition(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def run_job(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
-    result: dict[str, Any] = {"status": "ok"}
-    if job["kind"] == "compile":
-        adapter = adapter_for(job["framework"])
-        with adapter.compile_session(job["target"]) as target:
-            kernel = attribute(load_repro(Path(job["repro"]), job["framework"]), job["attr"], "kernel")
-            trace = bool(job.get("trace_passes"))
-            configs = adapter.compile_kernel(kernel, target, out_dir, trace_passes=trace)
-        result["configs"] = [dataclasses.asdict(c) for c in configs]
-        return result
-    repro = load_repro(Path(job["repro"]), job["framework"])
-    if job["kind"] == "numerics":
-        result["numerics"] = run_numerics(repro, job, out_dir)
-    elif job["kind"] == "perf":
-        result["perf"] = run_perf(repro, job)
-    else:
-        raise CaseError(f"unknown job kind {job['kind']!r}")
-    return result
+    """The job, done by the kind that owns its measurement (kregress.kinds)."""
+    return {"status": JobStatus.OK, "measured": measurer(job["measure"]).measure(job, out_dir)}
 
 
 def main(argv: list[str]) -> int:
@@ -163,18 +122,19 @@ def main(argv: list[str]) -> int:
     try:
         result = run_job(job, out_dir)
     except Unsupported as exc:
-        result = {"status": "unsupported", "reason": str(exc)}
+        result = {"status": JobStatus.UNSUPPORTED, "reason": str(exc)}
     except CompilerBroken as exc:
-        result = {"status": "compiler_broken", "reason": str(exc),
+        result = {"status": JobStatus.COMPILER_BROKEN, "reason": str(exc),
                   "traceback": "".join(traceback.format_exception(exc.__cause__ or exc))[-8000:]}  # fmt: skip
     except CaseError as exc:
-        result = {"status": "case_error", "reason": str(exc)}
+        result = {"status": JobStatus.CASE_ERROR, "reason": str(exc)}
     except MeasurementError as exc:
-        result = {"status": "harness_error", "reason": f"kregress could not measure the result: {exc}",
-                  "traceback": traceback.format_exc()[-8000:]}  # fmt: skip
+        reason = f"kregress could not measure the result: {exc}"
+        detail = traceback.format_exc()[-8000:]
+        result = {"status": JobStatus.HARNESS_ERROR, "reason": reason, "traceback": detail}
     except Exception as exc:  # raised by the compiler or the kernel under test
         result = {
-            "status": "raised",
+            "status": JobStatus.RAISED,
             "error_type": type(exc).__name__,
             "reason": f"{type(exc).__name__}: {exc}"[-4000:],
             "traceback": traceback.format_exc()[-8000:],

@@ -50,7 +50,11 @@ def serve() -> None:
     for module in PRELOAD + tuple(m for f in FRAMEWORKS.values() for m in f.preload):
         with contextlib.suppress(Exception):
             importlib.import_module(module)
-    import kregress.worker  # noqa: F401  (loaded once, inherited by every child)
+    # loaded once, inherited by every child: the worker, and the kinds whose measure() it calls
+    import kregress.worker  # noqa: F401
+
+    with contextlib.suppress(Exception):
+        import kregress.kinds  # noqa: F401
 
     replies = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # anything printed by accident must not corrupt the reply stream

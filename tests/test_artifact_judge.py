@@ -13,6 +13,7 @@ import pytest
 
 from kregress.adapters import cubin_figures, ptxas_figures
 from kregress.adapters.triton_aot import ocloc_front
+from kregress.child_results import ConfigResult
 from kregress.judge import Outcome, Verdict
 from kregress.kinds.artifact import Artifact
 from kregress.matrix import load_matrix
@@ -21,7 +22,7 @@ DG2 = load_matrix().target("xpu:dg2")
 SM90 = load_matrix().target("cuda:sm_90")
 
 
-def judge_artifact(expectation: Artifact, target, configs: list[dict]) -> Verdict:
+def judge_artifact(expectation: Artifact, target, configs: list[ConfigResult]) -> Verdict:
     return expectation.judge_configs(target, configs, Path("."))
 
 
@@ -29,9 +30,8 @@ def artifact(**fields) -> Artifact:
     return Artifact(kind="artifact", kernel="tile", **fields)
 
 
-def config(label: str, options: dict, unavailable: dict | None = None, **artifacts) -> dict:
-    return {"label": label, "status": "ok", "options": options, "artifacts": artifacts,
-            "unavailable": unavailable or {}}  # fmt: skip
+def config(label: str, options: dict, unavailable: dict | None = None, **artifacts) -> ConfigResult:
+    return ConfigResult(label, options, artifacts=artifacts, unavailable=unavailable or {})
 
 
 XPU_CONFIGS = [
@@ -71,7 +71,7 @@ def test_arch_template_on_a_device_target_is_the_devices_own() -> None:
     assert (
         judge_artifact(artifact(property="arch", contains="{arch}"), device, configs).outcome == Outcome.PASS
     )
-    configs[0]["artifacts"]["binary_arch"] = "sm_80"
+    configs[0].artifacts["binary_arch"] = "sm_80"
     failed = judge_artifact(artifact(property="binary_arch", equals="{arch}"), device, configs)
     assert failed.outcome == Outcome.FAIL and "expected 'sm_90' (= {arch})" in failed.message
 

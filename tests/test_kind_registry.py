@@ -11,6 +11,7 @@ from pathlib import Path
 
 from conftest import copy_corpus, package_with
 from kregress.kinds import KINDS, REGISTRY, figure
+from kregress.matrix import load_matrix
 
 IR_LINES = '''"""ir_lines: every config's IR stage stays within a number of lines (a code-size budget)."""
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
+from kregress.child_results import ConfigResult
 from kregress.judge import Outcome, Verdict, compile_failures
 from kregress.kinds.base import CompiledExpectation
 from kregress.matrix import Target
@@ -33,11 +35,11 @@ class IrLines(CompiledExpectation):
     def subject(self) -> str:
         return f"{self.stage}-{self.kernel}"
 
-    def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
+    def judge_configs(self, target: Target, configs: list[ConfigResult], folder: Path) -> Verdict:
         failed = compile_failures(configs)
         if failed:
             return failed
-        lines = {c["label"]: len((folder / c["ir"][self.stage]).read_text().splitlines()) for c in configs}
+        lines = {c.label: len((folder / c.ir[self.stage]).read_text().splitlines()) for c in configs}
         if max(lines.values()) > self.max_lines:
             return Verdict(Outcome.FAIL, f"OVER_LIMIT: {self.stage} has {lines} lines > {self.max_lines}",
                            "OVER_LIMIT", {"lines": lines}, self.max_lines)
@@ -68,9 +70,25 @@ max_lines = 3
 def test_every_kind_is_found_and_answers_for_itself() -> None:
     assert set(KINDS) == {"artifact", "compiles", "ir", "numerics", "perf", "resource"}
     for kind, cls in REGISTRY.items():
-        assert cls.job_kind in ("compile", "numerics", "perf"), kind
+        assert cls.job_kind, kind
+        assert "measure" in vars(cls.measurer()), f"{kind}: its measurement is a kind's own"
         assert cls.__doc__, f"{kind} says what it asserts"
     assert figure({"kind": "no-such-kind", "measured": {"x": 1}}) == ""
+
+
+def test_the_kind_says_how_its_job_holds_the_device() -> None:
+    """Timing holds the device alone; other jobs share it (the plugin's lock reads Job.exclusive)."""
+    target = load_matrix().target("cuda:device")
+    common = {"case_id": "c", "repro": Path("repro.py"), "framework": "triton", "target": target}
+    timing = {"kind": "perf", "subject": "s", "baseline": "b", "min_ratio": 1}
+    perf = REGISTRY["perf"].model_validate(timing)
+    numerics = REGISTRY["numerics"].model_validate({"kind": "numerics", "check": "c", "rtol": 0, "atol": 0})
+    timed, checked = perf.job(lambda _: None, **common), numerics.job(lambda _: None, **common)
+    assert timed.exclusive and not checked.exclusive
+    assert (
+        timed.measure == "kregress.kinds.perf:Perf" and checked.measure == "kregress.kinds.numerics:Numerics"
+    )
+    assert REGISTRY["perf"].not_reducible and not REGISTRY["numerics"].not_reducible
 
 
 def test_a_new_kind_is_one_module(tmp_path: Path) -> None:
@@ -92,4 +110,92 @@ def test_a_new_kind_is_one_module(tmp_path: Path) -> None:
     assert items["tiny-ttir"]["outcome"] == "FAIL"
     assert items["tiny-ttir"]["failure_kind"] == "OVER_LIMIT"
     assert items["tiny-ttir"]["kind"] == "ir_lines"
+    assert done.returncode == 1
+
+
+SOURCE_LINES = '''"""source_lines: a repro function's source stays within a number of lines."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from kregress.jobs import Job, JobOutcome
+from kregress.judge import Outcome, Verdict
+from kregress.kinds.base import ExpectationBase
+from kregress.matrix import Target
+
+
+class SourceLines(ExpectationBase):
+    """A repro function's source is at most `max_lines` long."""
+
+    job_kind: ClassVar[str] = "source_lines"
+    device_alone: ClassVar[bool] = True
+
+    kind: Literal["source_lines"]
+    function: str
+    max_lines: int
+
+    @property
+    def subject(self) -> str:
+        return self.function
+
+    def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
+        return self.make_job(self.function, counted_by="inspect", **common)
+
+    @staticmethod
+    def measure(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+        from kregress.worker import attribute, load_repro
+
+        function = attribute(load_repro(Path(job["repro"]), job["framework"]), job["attr"], "function")
+        fn = getattr(function, "fn", function)
+        return {"lines": len(inspect.getsource(fn).splitlines()), "by": job["counted_by"]}
+
+    def judge(self, target: Target, outcome: JobOutcome, folder: Path) -> Verdict:
+        lines = outcome.measured["lines"]
+        measured = {"lines": lines, "by": outcome.measured["by"]}
+        if lines > self.max_lines:
+            return Verdict(Outcome.FAIL, f"OVER_LIMIT: {lines} lines > {self.max_lines}", "OVER_LIMIT",
+                           measured, self.max_lines)
+        return Verdict(Outcome.PASS, f"{lines} lines", None, measured, self.max_lines)
+'''
+
+COUNTS_ITS_LINES = """
+[[expect]]
+name = "short"
+kind = "source_lines"
+function = "add_kernel"
+max_lines = 100
+
+[[expect]]
+name = "one-line"
+kind = "source_lines"
+function = "add_kernel"
+max_lines = 1
+"""
+
+
+def test_a_new_kind_with_a_measurement_of_its_own_is_one_module(tmp_path: Path) -> None:
+    """Its job runs in the child through the kind's own measure(), with a field Job does not have,
+    holding the device alone as it declares; nothing else of kregress changes."""
+    site = package_with(tmp_path, "kinds/source_lines.py", SOURCE_LINES)
+    work = copy_corpus(tmp_path, "kinds/vector_add")
+    manifest = work / "corpus" / "vector_add" / "case.toml"
+    manifest.write_text(manifest.read_text() + COUNTS_ITS_LINES)
+    report = tmp_path / "results.json"
+    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "-q", "-m", "source_lines",
+         "--target", "cpu:interpreter", "--kregress-json", str(report)],
+        cwd=work, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
+    items = {i["expectation"]: i for i in json.loads(report.read_text())["items"]}
+    assert items["short"]["outcome"] == "PASS", items["short"]["message"]
+    assert items["short"]["measured"] == {"lines": items["short"]["measured"]["lines"], "by": "inspect"}
+    assert 3 < items["short"]["measured"]["lines"] < 100
+    assert items["one-line"]["outcome"] == "FAIL"
+    assert items["one-line"]["failure_kind"] == "OVER_LIMIT"
     assert done.returncode == 1

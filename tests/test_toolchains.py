@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kregress.jobs import child_environment
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
 
@@ -222,3 +223,23 @@ def test_a_new_companion_rule_means_a_new_environment(monkeypatch) -> None:
     monkeypatch.setattr(toolchains, "COMPANIONS", (*toolchains.COMPANIONS, rule))
     assert Toolchain.parse("triton==3.2.0").companions() == ["numpy<3"]
     assert Toolchain.parse("triton==3.2.0").key() != before
+
+
+def test_an_environment_that_brings_its_torch_borrows_only_what_the_child_needs(
+    tmp_path: Path, offline_index: Path
+) -> None:
+    """Naming torch, the environment lends nothing of kregress's (no torch, no numpy) but the modules
+    a kind's measure() imports in the child (pydantic and its own), linked so the environment
+    survives its rename into place."""
+    make_wheel(offline_index)
+    make_wheel(offline_index, name="torch", version="9.0")
+    environment = EnvironmentCache(tmp_path / "envs").get(Toolchain.parse("fakecc==1.0 torch==9.0"))
+    assert environment.meta["versions"]["torch"] == "9.0" and "numpy" not in environment.meta["lent"]
+    interpreter = environment.interpreter()
+    probe = "import kregress.kinds, pydantic, torch; print(torch.__version__, pydantic.VERSION)"
+    env = child_environment(interpreter)
+    done = subprocess.run([interpreter.python, "-c", probe], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[0] == "9.0"
+    numpy = subprocess.run([interpreter.python, "-c", "import numpy"], env=env, capture_output=True)
+    assert numpy.returncode != 0  # not lent

@@ -9,11 +9,12 @@ import re
 import struct
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kregress.case import Unsupported as Unsupported  # raised by adapters and by repro checks
+from kregress.child_results import ConfigResult as ConfigResult
+from kregress.child_results import ConfigStatus as ConfigStatus
 from kregress.errors import KregressError
 
 
@@ -24,23 +25,6 @@ class MeasurementError(KregressError):
 class CompilerBroken(KregressError):
     """The compiler under test is installed but does not work here (it fails to import): an ERROR,
     never a SKIP, or a nightly whose compiler broke would read as a quiet night."""
-
-
-@dataclass
-class ConfigResult:
-    """The outcome of compiling one config of one kernel for one target."""
-
-    label: str
-    options: dict[str, Any] = field(default_factory=dict)  # the config's kwargs, for `where` filters
-    status: str = "ok"  # ok | compile_error
-    error_type: str | None = None
-    message: str | None = None
-    metrics: dict[str, int] = field(default_factory=dict)
-    artifacts: dict[str, Any] = field(default_factory=dict)
-    ir: dict[str, str] = field(default_factory=dict)  # stage -> file name in the job folder
-    # artifact property -> why it cannot be read here (a SKIP reason, never a silent None)
-    unavailable: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0
 
 
 def config_label(config: dict[str, Any]) -> str:

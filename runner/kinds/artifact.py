@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import model_validator
 
+from kregress.child_results import ConfigResult
 from kregress.frameworks import FRAMEWORKS
 from kregress.judge import Outcome, Verdict, compile_failures
 from kregress.kinds.base import CompiledExpectation, Plan
@@ -53,24 +54,22 @@ class Artifact(CompiledExpectation):
             )
         return None
 
-    def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
+    def judge_configs(self, target: Target, configs: list[ConfigResult], folder: Path) -> Verdict:
         if self.where:
-            configs = [
-                c for c in configs if all(c.get("options", {}).get(k) == v for k, v in self.where.items())
-            ]
+            configs = [c for c in configs if all(c.options.get(k) == v for k, v in self.where.items())]
             if not configs:
                 wanted = ", ".join(f"{k}={v}" for k, v in self.where.items())
                 return Verdict.skip(f"no config of {self.kernel} on {target.name} has {wanted}")
         failed = compile_failures(configs)
         if failed:
             return failed
-        values = {c["label"]: c["artifacts"].get(self.property) for c in configs}
-        missing = [c for c in configs if c["artifacts"].get(self.property) is None]
+        values = {c.label: c.artifacts.get(self.property) for c in configs}
+        missing = [c for c in configs if c.artifacts.get(self.property) is None]
         if missing:
-            reasons = {c.get("unavailable", {}).get(self.property) for c in missing} - {None}
+            reasons = {c.unavailable.get(self.property) for c in missing} - {None}
             if reasons:
                 return Verdict.skip(f"{target.name}: " + "; ".join(sorted(reasons)))
-            known = sorted({k for c in configs for k, v in c["artifacts"].items() if v is not None})
+            known = sorted({k for c in configs for k, v in c.artifacts.items() if v is not None})
             return Verdict.skip(
                 f"{target.name} does not report {self.property!r} with this toolchain "
                 f"(it reports: {', '.join(known)})"
@@ -78,16 +77,16 @@ class Artifact(CompiledExpectation):
         checks = [("equals", self.equals), ("contains", self.contains), ("not_contains", self.not_contains)]
         problems, limits = [], {}
         for config in configs:
-            label, value = config["label"], config["artifacts"][self.property]
+            label, value = config.label, config.artifacts[self.property]
             text = " ".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
             for check, wanted in checks:
                 if wanted is None:
                     continue
-                resolved, unknown = resolve_template(wanted, target, config["artifacts"])
+                resolved, unknown = resolve_template(wanted, target, config.artifacts)
                 if unknown:
                     return Verdict.error(
                         f"expectation {check} = {wanted!r} names {unknown}, which is neither {{arch}} nor an "
-                        f"artifact property of {label} (it has: {', '.join(sorted(config['artifacts']))})"
+                        f"artifact property of {label} (it has: {', '.join(sorted(config.artifacts))})"
                     )
                 limits.setdefault(check, {})[label] = resolved
                 shown = f"{resolved!r}" + (f" (= {wanted})" if resolved != wanted else "")

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 from pydantic import Field
 
+from kregress.child_results import ConfigResult
 from kregress.frameworks import FRAMEWORKS
 from kregress.jobs import Job, JobOutcome
 from kregress.judge import Verdict
@@ -35,7 +36,9 @@ class ExpectationBase(Strict):
     """One expectation of a case. A kind subclasses this (or CompiledExpectation) with a
     `kind: Literal[...]` field and overrides what differs."""
 
-    job_kind: ClassVar[str]  # compile | numerics | perf: what the child process does
+    job_kind: ClassVar[str]  # the measurement: compile, numerics, perf, or the kind's own
+    device_alone: ClassVar[bool] = False  # its job holds its device alone (timing)
+    not_reducible: ClassVar[str] = ""  # why `kregress reduce` cannot shrink a failure of this kind
 
     name: str = ""
     targets: list[str] | None = Field(
@@ -66,9 +69,43 @@ class ExpectationBase(Strict):
     def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
         raise NotImplementedError
 
-    def judge(self, target: Target, outcome: JobOutcome, folder: Path) -> Verdict:
-        """The verdict from a job that ended well (`outcome.status == "ok"`)."""
+    @classmethod
+    def measurer(cls) -> type[ExpectationBase]:
+        """The class whose `measure` runs this kind's job: the nearest that defines one."""
+        return next(k for k in cls.__mro__ if "measure" in vars(k))  # type: ignore[return-value]
+
+    def make_job(self, attr: str, **fields: Any) -> Job:
+        """This kind's job: its measurement, run by its measurer, holding the device as it needs.
+        Fields Job lacks (a kind's own) travel in `extra` to `measure`."""
+        known = {f for f in Job.__dataclass_fields__} - {"kind", "attr", "measure", "exclusive", "extra"}
+        own = tuple(sorted((k, v) for k, v in fields.items() if k not in known))
+        owner = self.measurer()
+        return Job(
+            self.job_kind,
+            attr=attr,
+            measure=f"{owner.__module__}:{owner.__qualname__}",
+            exclusive=self.device_alone,
+            extra=own,
+            **{k: v for k, v in fields.items() if k in known},
+        )
+
+    @staticmethod
+    def measure(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+        """In the child process: do the job (`job` is Job.spec()), write any files into `out_dir`,
+        and return what was measured as JSON. Raise Unsupported for a SKIP, CaseError for a broken
+        repro; anything else the compiler or kernel raises is classified by the child."""
         raise NotImplementedError
+
+    def judge(self, target: Target, outcome: JobOutcome, folder: Path) -> Verdict:
+        """The verdict from a job that ended well (`outcome.status` is OK)."""
+        raise NotImplementedError
+
+    def retrace(
+        self, getoption: Callable[[str], Any], job: Job, outcome: JobOutcome, verdict: Verdict
+    ) -> Job | None:
+        """After judging: a job to run once more and judge again (a kind a compiler pass can change
+        asks for its compile with the pass dumps), or None. It may add to `verdict` instead."""
+        return None
 
     @staticmethod
     def figure(measured: dict[str, Any], limit: Any) -> str:
@@ -84,10 +121,23 @@ class CompiledExpectation(ExpectationBase):
     kernel: str
 
     def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
-        return Job("compile", attr=self.kernel, **common)
+        return self.make_job(self.kernel, **common)
+
+    @staticmethod
+    def measure(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+        """Compile the kernel for the target with the framework's adapter, every config at once."""
+        from kregress.worker import adapter_for, attribute, load_repro
+
+        adapter = adapter_for(job["framework"])
+        with adapter.compile_session(job["target"]) as target:
+            kernel = attribute(load_repro(Path(job["repro"]), job["framework"]), job["attr"], "kernel")
+            configs = adapter.compile_kernel(
+                kernel, target, out_dir, trace_passes=bool(job.get("trace_passes"))
+            )
+        return {"configs": [c.as_json() for c in configs]}
 
     def judge(self, target: Target, outcome: JobOutcome, folder: Path) -> Verdict:
-        return self.judge_configs(target, outcome.result["configs"], folder)
+        return self.judge_configs(target, outcome.configs, folder)
 
-    def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
+    def judge_configs(self, target: Target, configs: list[ConfigResult], folder: Path) -> Verdict:
         raise NotImplementedError

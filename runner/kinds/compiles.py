@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from kregress.child_results import ConfigResult, ConfigStatus
 from kregress.judge import Outcome, Verdict, compile_failures, last_line
 from kregress.kinds.base import CompiledExpectation
 from kregress.matrix import Target
@@ -19,20 +20,20 @@ class Compiles(CompiledExpectation):
     def subject(self) -> str:
         return self.kernel
 
-    def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
+    def judge_configs(self, target: Target, configs: list[ConfigResult], folder: Path) -> Verdict:
         failed = compile_failures(configs)
         if failed:
             return failed
-        unbuilt = [c for c in configs if c["status"] == "source_only"]
+        unbuilt = [c for c in configs if c.status is ConfigStatus.SOURCE_ONLY]
         if unbuilt:
             first = unbuilt[0]
             return Verdict.skip(
                 "the compiler generated source, but the native build failed here, which says more about this "
-                f"machine's toolkit than the compiler: {first['error_type']}: {last_line(first['message'])}"
+                f"machine's toolkit than the compiler: {first.error_type}: {last_line(first.message)}"
             )
-        labels = ", ".join(c["label"] for c in configs)
+        labels = ", ".join(c.label for c in configs)
         return Verdict(
             Outcome.PASS,
             f"{len(configs)} config(s) compiled: {labels}",
-            measured={"configs": [c["label"] for c in configs]},
+            measured={"configs": [c.label for c in configs]},
         )

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from kregress.child_results import ConfigResult
 from kregress.frameworks import all_ir_stages
 from kregress.judge import MAX_LINES_SHOWN, Outcome, Verdict, compile_failures
 from kregress.kinds.traced import PassTraced, Traced
@@ -56,21 +57,21 @@ class Ir(PassTraced):
             f"/{self.pattern}/", self.pattern, self.stage, self.min_count, self.max_count, generated_by=made
         )
 
-    def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
+    def judge_configs(self, target: Target, configs: list[ConfigResult], folder: Path) -> Verdict:
         failed = compile_failures(configs)
         if failed:
             return failed
-        if any(self.stage not in c["ir"] for c in configs):
+        if any(self.stage not in c.ir for c in configs):
             return Verdict.skip(f"{target.name} produces no {self.stage} with this toolchain")
         pattern = re.compile(self.pattern)
         counts: dict[str, int] = {}
         offending: list[str] = []
         for config in configs:
-            lines = (folder / config["ir"][self.stage]).read_text().splitlines()
+            lines = (folder / config.ir[self.stage]).read_text().splitlines()
             hits = [(n, line) for n, line in enumerate(lines, 1) if pattern.search(line)]
-            counts[config["label"]] = len(hits)
+            counts[config.label] = len(hits)
             offending += [
-                f"[{config['label']}] {self.stage}:{n}: {line.strip()}" for n, line in hits[:MAX_LINES_SHOWN]
+                f"[{config.label}] {self.stage}:{n}: {line.strip()}" for n, line in hits[:MAX_LINES_SHOWN]
             ]
         bound = " and ".join(
             part

@@ -29,10 +29,29 @@ class Numerics(ExpectationBase):
         return self.check
 
     def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
-        return Job("numerics", attr=self.check, **common)
+        return self.make_job(self.check, **common)
+
+    @staticmethod
+    def measure(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+        """Run the check on the job's device; keep actual and expected, in float64, in arrays.npz."""
+        import numpy as np
+
+        from kregress.worker import CaseError, as_named, attribute, load_repro, to_float64
+
+        repro = load_repro(Path(job["repro"]), job["framework"])
+        returned = attribute(repro, job["attr"], "check")(job["device"])
+        if not (isinstance(returned, tuple) and len(returned) == 2):
+            raise CaseError(f"{job['attr']}() must return (actual, expected), got {type(returned).__name__}")
+        actual, expected = as_named(returned[0]), as_named(returned[1])
+        if actual.keys() != expected.keys():
+            raise CaseError(f"{job['attr']}(): actual has {sorted(actual)}, expected has {sorted(expected)}")
+        arrays = {f"actual.{k}": to_float64(v) for k, v in actual.items()}
+        arrays |= {f"expected.{k}": to_float64(v) for k, v in expected.items()}
+        np.savez(out_dir / "arrays.npz", **arrays)
+        return {"arrays": "arrays.npz"}
 
     def judge(self, target: Target, outcome: JobOutcome, folder: Path) -> Verdict:
-        return self.judge_arrays(folder, outcome.result["numerics"]["arrays"])
+        return self.judge_arrays(folder, outcome.measured["arrays"])
 
     def judge_arrays(self, folder: Path, arrays_file: str) -> Verdict:
         import numpy as np

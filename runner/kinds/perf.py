@@ -24,6 +24,8 @@ class Perf(ExpectationBase):
     (reported, never bisected). `rounds = 1` turns the noise model off: one timing each."""
 
     job_kind: ClassVar[str] = "perf"
+    device_alone: ClassVar[bool] = True  # timings shared with other jobs on the device say nothing
+    not_reducible: ClassVar[str] = "a perf ratio is measured, not a failure a smaller kernel keeps"
 
     kind: Literal["perf"]
     subject_bench: str = Field(alias="subject")
@@ -47,10 +49,24 @@ class Perf(ExpectationBase):
 
     def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
         rounds = getoption("perf_rounds") or self.rounds
-        return Job("perf", attr=self.subject_bench, baseline=self.baseline, rounds=rounds, **common)
+        return self.make_job(self.subject_bench, baseline=self.baseline, rounds=rounds, **common)
+
+    @staticmethod
+    def measure(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
+        """Time subject and baseline in alternating rounds on the job's device."""
+        from kregress.timing import interleaved
+        from kregress.worker import attribute, load_repro
+
+        repro = load_repro(Path(job["repro"]), job["framework"])
+        benches = {role: attribute(repro, job[role], role) for role in ("subject", "baseline")}
+        fns = {role: bench.setup(job["device"]) for role, bench in benches.items()}
+        timed = interleaved(fns["subject"], fns["baseline"], job["device"], job["rounds"])
+        timed["names"] = {role: job[role] for role in benches}
+        timed["flops"] = {role: bench.flops for role, bench in benches.items()}
+        return timed
 
     def judge(self, target: Target, outcome: JobOutcome, folder: Path) -> Verdict:
-        return self.judge_timings(outcome.result["perf"])
+        return self.judge_timings(outcome.measured)
 
     def judge_timings(self, perf: dict[str, Any]) -> Verdict:
         """FAIL only when the whole interval of the median ratio lies below min_ratio, PASS when it lies

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from kregress.child_results import ConfigResult, ConfigStatus
 from kregress.frameworks import FRAMEWORKS
 from kregress.judge import Outcome, Verdict, compile_failures
 from kregress.kinds.base import Plan
@@ -68,15 +69,15 @@ class Resource(PassTraced):
             + " → ".join(f"{count} bytes after {name}" for name, count in steps[1:])
         ]
 
-    def judge_configs(self, target: Target, configs: list[dict[str, Any]], folder: Path) -> Verdict:
+    def judge_configs(self, target: Target, configs: list[ConfigResult], folder: Path) -> Verdict:
         limit = self.max if self.max is not None else target.limits.get(self.metric)
         failed = compile_failures(configs)
         timelines, traced = self.pass_timelines(configs, folder)
         passes = {"passes": timelines} if timelines else {}
         if failed:
             # A compiler that refused a config for this very resource (IGC's PTSS error) said how much.
-            refused = {c["label"]: c["metrics"][self.metric] for c in configs
-                       if c["status"] == "compile_error" and self.metric in c.get("metrics", {})}  # fmt: skip
+            refused = {c.label: c.metrics[self.metric] for c in configs
+                       if c.status is ConfigStatus.COMPILE_ERROR and self.metric in c.metrics}  # fmt: skip
             if refused:
                 failed.measured[self.metric] = refused
                 failed.limit = limit
@@ -89,9 +90,9 @@ class Resource(PassTraced):
                 f"no {self.metric} limit for {target.name}: set `max` in case.toml or add it "
                 "to the target's limits in matrix.toml"
             )
-        values = {c["label"]: c["metrics"].get(self.metric) for c in configs}
+        values = {c.label: c.metrics.get(self.metric) for c in configs}
         if any(v is None for v in values.values()):
-            reasons = {c.get("unavailable", {}).get(self.metric) for c in configs} - {None}
+            reasons = {c.unavailable.get(self.metric) for c in configs} - {None}
             if reasons:
                 return Verdict.skip(f"{target.name}: " + "; ".join(sorted(reasons)))
             return Verdict.skip(f"{target.name} does not report {self.metric} with this toolchain")

@@ -3,6 +3,7 @@ the manifest, the compile job that asks for the dumps, and reading the dumps int
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,8 +12,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from kregress.jobs import Job
-from kregress.judge import Verdict
+from kregress.child_results import ConfigResult, JobStatus
+from kregress.jobs import Job, JobOutcome
+from kregress.judge import Outcome, Verdict
 from kregress.kinds.base import CompiledExpectation
 from kregress.pass_trace import PASS_DUMPS, PassStep, PassTrace, count_lines, crossing, trace
 
@@ -50,14 +52,29 @@ class PassTraced(CompiledExpectation):
         before every pass (the adapter says when its framework cannot); never for a figure no pass
         shows, which would pay a cold compile and its dumps for nothing."""
         asked = self.trace_asked(getoption) and not self.traced().unavailable
-        return Job("compile", attr=self.kernel, trace_passes=asked, **common)
+        return self.make_job(self.kernel, trace_passes=asked, **common)
 
-    def say_untraced(self, verdict: Verdict, configs: list[dict[str, Any]]) -> None:
+    def say_untraced(self, verdict: Verdict, configs: list[ConfigResult]) -> None:
         """An item asked to be traced whose figure no pass shows: why, in its measured values and
         its detail, instead of a timeline."""
         why = self.traced().unavailable
-        verdict.measured["passes"] = {config["label"]: {"unavailable": why} for config in configs}
+        verdict.measured["passes"] = {config.label: {"unavailable": why} for config in configs}
         verdict.detail = "\n".join(part for part in (verdict.detail, f"per pass: {why}") if part)
+
+    def retrace(
+        self, getoption: Callable[[str], Any], job: Job, outcome: JobOutcome, verdict: Verdict
+    ) -> Job | None:
+        """Asked to be traced: a figure no pass shows says why in the verdict; a FAIL of an untraced
+        compile is compiled once more with the pass dumps."""
+        if outcome.status is not JobStatus.OK:
+            return None
+        failed = verdict.outcome == Outcome.FAIL
+        wanted = self.trace_asked(getoption) or (failed and self.retrace_on_fail(getoption))
+        if wanted and self.traced().unavailable:
+            self.say_untraced(verdict, outcome.configs)
+        elif wanted and failed and not job.trace_passes:
+            return dataclasses.replace(job, trace_passes=True)
+        return None
 
     def retrace_on_fail(self, getoption: Callable[[str], Any]) -> bool:
         """Whether a FAIL from an untraced compile is compiled again with the trace (not when the
@@ -67,21 +84,21 @@ class PassTraced(CompiledExpectation):
     def traced(self) -> Traced:
         raise NotImplementedError
 
-    def pass_timelines(self, configs: list[dict[str, Any]], folder: Path) -> tuple[dict[str, Any], list[str]]:
+    def pass_timelines(self, configs: list[ConfigResult], folder: Path) -> tuple[dict[str, Any], list[str]]:
         """Per traced config: the figure after each MLIR pass, and where it crossed the bound."""
         follow = self.traced()
         timelines: dict[str, Any] = {}
         lines: list[str] = []
         for config in configs:
-            label, dump = config["label"], config["ir"].get(PASS_DUMPS)
-            why_not = config.get("unavailable", {}).get(PASS_DUMPS)
+            label, dump = config.label, config.ir.get(PASS_DUMPS)
+            why_not = config.unavailable.get(PASS_DUMPS)
             if why_not:
                 timelines[label] = {"unavailable": why_not}
                 lines.append(f"[{label}] per pass: {why_not}")
                 continue
             if not dump:
                 continue
-            final = config["ir"].get(follow.stage or "")
+            final = config.ir.get(follow.stage or "")
             stage = (folder / final).read_text() if final else None
             dump_text = (folder / dump).read_text(errors="replace")
             traced = trace(dump_text, follow.measure, stage)
