@@ -51,7 +51,7 @@ def serve() -> None:
         with contextlib.suppress(Exception):
             importlib.import_module(module)
     # loaded once, inherited by every child: the worker, and the kinds whose measure() it calls
-    import kregress.worker  # noqa: F401
+    import kregress.worker
 
     with contextlib.suppress(Exception):
         import kregress.kinds  # noqa: F401
