@@ -46,10 +46,25 @@ def copy_corpus(tmp_path: Path, *corpora: str) -> Path:
 
 
 def run_corpus(
-    tmp_path: Path, *corpora: str, args: tuple[str, ...] = (), env: dict | None = None
+    tmp_path: Path,
+    *corpora: str,
+    args: tuple[str, ...] = (),
+    env: dict | None = None,
+    site: Path | None = None,
+    appended: dict[str, str] | None = None,
 ) -> CorpusRun:
-    """Copy fixture corpora into tmp_path and judge them with `python -m pytest` there."""
+    """Copy fixture corpora into tmp_path and judge them with `python -m pytest` there: with the
+    kregress package of `site` first on the path (see package_with), and text `appended` to the
+    named cases' case.toml."""
     work = copy_corpus(tmp_path, *corpora)
+    for case, text in (appended or {}).items():
+        manifest = work / "corpus" / case / "case.toml"
+        manifest.write_text(manifest.read_text() + text)
+    if site is not None:
+        env = {
+            **(env or {}),
+            "PYTHONPATH": os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p),
+        }
     report = tmp_path / "results.json"
     command = [
         sys.executable,

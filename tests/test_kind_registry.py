@@ -3,13 +3,9 @@ the package and judging a corpus that uses it, with nothing else changed."""
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from conftest import copy_corpus, package_with
+from conftest import package_with, run_corpus
 from kregress.kinds import KINDS, REGISTRY, figure
 from kregress.matrix import load_matrix
 
@@ -93,24 +89,15 @@ def test_the_kind_says_how_its_job_holds_the_device() -> None:
 
 def test_a_new_kind_is_one_module(tmp_path: Path) -> None:
     site = package_with(tmp_path, "kinds/ir_lines.py", IR_LINES)
-
-    work = copy_corpus(tmp_path, "kinds/vector_add")
-    manifest = work / "corpus" / "vector_add" / "case.toml"
-    manifest.write_text(manifest.read_text() + USES_IT)
-    report = tmp_path / "results.json"
-    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "-q", "-m", "ir_lines",
-         "--target", "cuda:sm_90", "--kregress-json", str(report)],
-        cwd=work, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
-    items = {i["expectation"]: i for i in json.loads(report.read_text())["items"]}
+    run = run_corpus(tmp_path, "kinds/vector_add", site=site, appended={"vector_add": USES_IT},
+                     args=("-m", "ir_lines", "--target", "cuda:sm_90"))  # fmt: skip
+    assert run.document, run.output[-3000:]
+    items = {i["expectation"]: i for i in run.document["items"]}
     assert items["small-ttir"]["outcome"] == "PASS", items["small-ttir"]["message"]
     assert items["tiny-ttir"]["outcome"] == "FAIL"
     assert items["tiny-ttir"]["failure_kind"] == "OVER_LIMIT"
     assert items["tiny-ttir"]["kind"] == "ir_lines"
-    assert done.returncode == 1
+    assert run.returncode == 1
 
 
 SOURCE_LINES = '''"""source_lines: a repro function's source stays within a number of lines."""
@@ -181,21 +168,13 @@ def test_a_new_kind_with_a_measurement_of_its_own_is_one_module(tmp_path: Path) 
     """Its job runs in the child through the kind's own measure(), with a field Job does not have,
     holding the device alone as it declares; nothing else of kregress changes."""
     site = package_with(tmp_path, "kinds/source_lines.py", SOURCE_LINES)
-    work = copy_corpus(tmp_path, "kinds/vector_add")
-    manifest = work / "corpus" / "vector_add" / "case.toml"
-    manifest.write_text(manifest.read_text() + COUNTS_ITS_LINES)
-    report = tmp_path / "results.json"
-    env = {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "-q", "-m", "source_lines",
-         "--target", "cpu:interpreter", "--kregress-json", str(report)],
-        cwd=work, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
-    assert report.exists(), done.stdout[-3000:] + done.stderr[-3000:]
-    items = {i["expectation"]: i for i in json.loads(report.read_text())["items"]}
+    run = run_corpus(tmp_path, "kinds/vector_add", site=site, appended={"vector_add": COUNTS_ITS_LINES},
+                     args=("-m", "source_lines", "--target", "cpu:interpreter"))  # fmt: skip
+    assert run.document, run.output[-3000:]
+    items = {i["expectation"]: i for i in run.document["items"]}
     assert items["short"]["outcome"] == "PASS", items["short"]["message"]
     assert items["short"]["measured"] == {"lines": items["short"]["measured"]["lines"], "by": "inspect"}
     assert 3 < items["short"]["measured"]["lines"] < 100
     assert items["one-line"]["outcome"] == "FAIL"
     assert items["one-line"]["failure_kind"] == "OVER_LIMIT"
-    assert done.returncode == 1
+    assert run.returncode == 1
