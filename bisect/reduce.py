@@ -99,6 +99,7 @@ class Item:
     target: Target
     interpreter: Any  # kregress.jobs.Interpreter
     timeout: float
+    file: str = "repro.py"  # the file of the case that is shrunk
 
 
 WORKER: dict[str, Any] = {}
@@ -109,14 +110,14 @@ def start_worker(item: Item, workdir: Path) -> None:
 
 
 def judge_text(text: str, number: int) -> Judged:
-    """In a worker process: the candidate as repro.py of a copy of the case, judged like pytest."""
+    """In a worker process: the candidate as the shrunk file of a copy of the case, judged like pytest."""
     from kregress.item import judge_item
     from kregress.jobs import run_job
 
     item: Item = WORKER["item"]
     folder = Path(WORKER["workdir"]) / f"candidate-{number:05d}" / item.case_folder.name
     shutil.copytree(item.case_folder, folder, ignore=shutil.ignore_patterns("__pycache__"))
-    (folder / "repro.py").write_text(text)
+    (folder / item.file).write_text(text)
     try:
         case = load_case(folder / "case.toml")
         expectation = dict(case.expectations())[item.expectation]
@@ -349,7 +350,10 @@ def run_reduce(args: argparse.Namespace) -> ExitCode:
         if out.exists():
             raise ReduceError(f"{out} exists: remove it or give --out")
         timeout = args.timeout or float(case.manifest.timeout or 300)
-        item = Item(folder, expectation, target, interpreter_for_target(target, args.toolchain), timeout)
+        if not (folder / args.file).is_file() or Path(args.file).name != args.file:
+            raise ReduceError(f"{folder}: --file {args.file!r} is not a file of the case folder")
+        interpreter = interpreter_for_target(target, args.toolchain)
+        item = Item(folder, expectation, target, interpreter, timeout, args.file)
         return reduce_case(args, case, item, error_matches, out, Path(scratch))
 
 
@@ -370,7 +374,7 @@ def reduce_case(
         def judge_batch(texts: list[str]) -> list[Judged]:
             return list(pool.map(judge_text, texts, [next(counter) for _ in texts]))
 
-        original = case.repro.read_text()
+        original = (case.folder / item.file).read_text()
         print(f"judging {case.id}::{item.expectation}[{item.target.name}] as it is", file=sys.stderr)
         first = judge_batch([original])[0]
         holds = SameFailure(first, error_matches)
@@ -398,12 +402,12 @@ def reduce_case(
 
 def write_reduced(case: Case, item: Item, holds: SameFailure, reduction: Reduction, out: Path) -> None:
     shutil.copytree(case.folder, out, ignore=shutil.ignore_patterns("__pycache__"))
-    (out / "repro.py").write_text(reduction.current)
+    (out / item.file).write_text(reduction.current)
     manifest = reduced_manifest(case, item.expectation, item.target.name, dict(holds.original.versions))
     (out / "case.toml").write_text(tomli_w.dumps(manifest))
     before, after = (text.splitlines(keepends=True) for text in (reduction.original, reduction.current))
     diff = difflib.unified_diff(before, after,
-                                f"{case.id}/repro.py", f"{out.name}/repro.py")  # fmt: skip
+                                f"{case.id}/{item.file}", f"{out.name}/{item.file}")  # fmt: skip
     (out / "reduce.diff").write_text("".join(diff))
     (out / "REDUCED.md").write_text(report(case.id, item.expectation, item.target.name, holds, reduction))
     try:
@@ -432,6 +436,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     reduce.add_argument("--kernel", help="a .py repro's kernel object (default: its only one)")
     reduce.add_argument("--issue", help="a .py repro's upstream issue URL (the new case names it)")
     reduce.add_argument("--corpus", type=Path, default=Path("corpus"), help="default: corpus")
+    reduce.add_argument("--file", default="repro.py",
+                        help="the case's file to shrink (default repro.py; a draft of `kregress import` "
+                        "keeps the reporter's code in pasted.py)")  # fmt: skip
     reduce.add_argument(
         "--out", type=Path, help="the new case folder (default: beside the old, NAME_reduced)"
     )

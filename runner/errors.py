@@ -31,3 +31,4 @@ class ExitCode(IntEnum):
     INFRASTRUCTURE = 3  # a toolchain, the runner or the package index failed: nothing was judged
     GITHUB = 3  # comment, bot, history fetch: GitHub refused or kept failing
     USAGE = 64  # the command line (or what it names) is wrong; sysexits.h's EX_USAGE
+    NO_REPRO = 65  # import: the issue holds no code that shows its error here; sysexits.h's EX_DATAERR

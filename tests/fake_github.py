@@ -48,6 +48,10 @@ class Repository:
     dispatches: list[dict[str, Any]] = field(default_factory=list)
     permissions: dict[str, str] = field(default_factory=dict)  # login -> admin/write/read/none
     reactions: list[dict[str, Any]] = field(default_factory=list)
+    # number -> what an issue (or pull request) says of itself: title, body, created_at, user, and
+    # "pull_request": {"merged_at": ...} for a pull request
+    opened: dict[int, dict[str, Any]] = field(default_factory=dict)
+    timeline: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # number -> events
 
 
 class FakeGitHub:
@@ -63,6 +67,7 @@ class FakeGitHub:
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)"), self.repo),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)"), self.issue),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments"), self.comments),
+            ("GET", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/timeline"), self.timeline),
             ("POST", re.compile(r"/repos/([^/]+/[^/]+)/issues/(\d+)/comments"), self.create_comment),
             ("PATCH", re.compile(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)"), self.edit_comment),
             ("GET", re.compile(r"/repos/([^/]+/[^/]+)/issues/comments/(\d+)"), self.get_comment),
@@ -193,15 +198,31 @@ class FakeGitHub:
         )
 
     def issue(self, request: Request, body: Any, repo: str, number: str) -> Response:
-        return self.json(
-            {
-                "number": int(number),
-                "title": f"issue {number}",
-                "state": "open",
-                "url": f"{self.url}/repos/{repo}/issues/{number}",
-                "labels": [{"name": n} for n in self.repository(repo).labels.get(int(number), [])],
-            }
-        )
+        return self.json(self.issue_json(repo, int(number)))
+
+    def issue_json(self, repo: str, number: int) -> dict[str, Any]:
+        opened = self.repository(repo).opened.get(number, {})
+        kind = "pull" if "pull_request" in opened else "issues"
+        return {
+            "number": number,
+            "title": f"issue {number}",
+            "state": "open",
+            "body": None,
+            "created_at": "2025-01-01T00:00:00Z",
+            "user": {"login": "reporter"},
+            **opened,
+            "url": f"{self.url}/repos/{repo}/issues/{number}",
+            "html_url": f"https://github.com/{repo}/{kind}/{number}",
+            "labels": [{"name": n} for n in self.repository(repo).labels.get(number, [])],
+        }
+
+    def timeline(self, request: Request, body: Any, repo: str, number: str) -> Response:
+        """Cross-references: each event {"event": "cross-referenced", "pull": N} names a pull request."""
+        events = []
+        for event in self.repository(repo).timeline.get(int(number), []):
+            source = {"type": "issue", "issue": self.issue_json(repo, event["pull"])}
+            events.append({"event": event["event"], "source": source, "id": self.new_id()})
+        return self.json(events)
 
     def comments(self, request: Request, body: Any, repo: str, number: str) -> Response:
         found = self.repository(repo).issues.get(int(number), [])

@@ -35,7 +35,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 '''
 
 IN_COMMANDS = ["check", "new", "targets", "matrix", "compare", "history", "report", "envs"]
-IN_BISECT = ["bisect", "comment", "bot", "verify", "reduce"]
+IN_BISECT = ["bisect", "comment", "bot", "verify", "reduce", "import"]
 SHOWN = IN_COMMANDS + IN_BISECT  # in the order `kregress --help` has always shown them
 
 

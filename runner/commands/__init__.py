@@ -28,6 +28,7 @@ LISTED = (
     "kregress.bisect.bot",
     "kregress.bisect.verify",
     "kregress.bisect.reduce",
+    "kregress.bisect.importer",
 )
 
 

@@ -61,6 +61,7 @@ class Framework:
     companions: tuple[Companion, ...] = ()
     native_packages: tuple[str, ...] = ()  # packages whose native libraries may need providing
     starter: Starter | None = None
+    oldest_release: str = ""  # the oldest release kregress's adapter judges (a search starts there)
 
     def not_applicable(self, kind: str) -> str | None:
         """Why a target of this kind does not apply at all (not collected), or None."""

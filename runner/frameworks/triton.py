@@ -140,4 +140,5 @@ FRAMEWORK = TritonFramework(
                       "gcc it fails to load (undefined std::ios_base symbol), so g++"),
     ),
     starter=Starter("cpu:interpreter", "scaled_add", EXPECT, REPRO),
+    oldest_release="3.0.0",  # the adapter absorbs the compile API from 3.0.0 on
 )  # fmt: skip

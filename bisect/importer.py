@@ -1,0 +1,554 @@
+"""`kregress import URL`: from an upstream compiler issue (or pull request) to a proven draft case,
+doing what a triager does by hand, as far as it can, and saying exactly where it stopped.
+
+1. read   the issue through PyGithub (GITHUB_API_URL honoured; GITHUB_TOKEN optional): title, body,
+          comments, labels, date, and the pull request that fixed it, if one is linked;
+2. extract its Python code blocks and the error it quotes (a traceback's last line, a compiler's
+          `error:` line, a mismatch report), into corpus/NAME_draft/: pasted.py holds the code as
+          pasted, repro.py a driver that runs it (kregress.pasted), ISSUE.md what was read;
+3. locate where it shows: the targets this machine judges (the issue's words and labels first), under
+          the release current at the issue's date and the newest one, until one FAILs with the quoted
+          error (or at all, when none is quoted);
+4. bisect the releases for the first that shows it and the first that no longer does;
+5. reduce pasted.py with `kregress reduce --error-matches` (the draft's own copy, NAME_draft_reduced);
+6. write  case.toml with the links, the expectation, [[known_bad]] for the range and [reproduce],
+          and run `kregress verify` on it.
+
+A draft is evidence, not a case: its kernel is the reporter's. The corpus case is written from it by
+hand (corpus/*_draft/ is ignored by git). Nothing is left behind when the issue cannot be drafted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import requests
+import tomli_w
+from github import Auth, Github, GithubException
+from packaging.version import Version
+
+from kregress.bisect.candidates import PYPI, SIMPLE_JSON, CandidateError, released_versions, version_of
+from kregress.bisect.github import explain
+from kregress.bisect.judging import CaseRun, InfrastructureError
+from kregress.errors import ExitCode, KregressError
+from kregress.frameworks import FRAMEWORKS, framework_of_source
+from kregress.judge import Outcome
+from kregress.matrix import load_matrix
+from kregress.schema import read_toml
+from kregress.toolchains import package_index
+
+URL = re.compile(r"^https://github\.com/([\w.-]+/[\w.-]+)/(issues|pull)/(\d+)/?$")
+CODE_BLOCK = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.S)
+PYTHON_FENCES = {"", "python", "py", "python3", "ipython"}
+EXCEPTION_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|OutOfResources)"
+RAISED = re.compile(rf"^\s*({EXCEPTION_NAME})(?::\s*(.*))?$")
+COMPILER_ERROR = re.compile(r"^.*?\berror\s*:\s*(.+)$", re.I)  # ptxas spaces it: "error   : "
+MISMATCH = re.compile(r"(Mismatched elements[^\n]*|Tensor-likes are not close[^\n]*|not close[^\n]*)")
+ORDER = ("cpu:interpreter", "cuda:sm_90", "cuda:sm_80", "hip:gfx942", "xpu:pvc", "xpu:dg2")
+WORDS = {  # what in an issue's text or labels points at a target
+    "hip:gfx942": r"\b(amd|rocm|hip|mi300\w*|mi250|gfx9\d\d|cdna)\b",
+    "xpu:pvc": r"\b(xpu|intel|pvc|ponte vecchio|max 1[15]\d0)\b",
+    "xpu:dg2": r"\b(dg2|arc|a770|a750)\b",
+    "cuda:sm_90": r"\b(h100|h200|h800|hopper|sm_?90a?|wgmma|tma)\b",
+    "cuda:sm_80": r"\b(a100|a10g?|a6000|ampere|sm_?8[06])\b",
+    "cpu:interpreter": r"\b(interpret(er)?|triton_interpret)\b",
+}
+
+
+class ImportStopped(KregressError):
+    """The import stopped at a step: the message says which and why; `code` is how it exits;
+    `keep` whether the draft written so far is worth keeping (evidence) or removed."""
+
+    def __init__(self, step: str, why: str, code: ExitCode, keep: bool = False) -> None:
+        super().__init__(f"{step}: {why}")
+        self.step, self.why, self.code, self.keep = step, why, code, keep
+
+
+@dataclass
+class UpstreamIssue:
+    url: str
+    repository: str
+    number: int
+    is_pull: bool
+    title: str
+    body: str
+    comments: list[str]
+    labels: list[str]
+    created: dt.datetime
+    fix: str | None  # the pull request that fixed it, where one is linked (or the PR itself)
+
+    def texts(self) -> list[str]:
+        return [self.body, *self.comments]
+
+
+@dataclass
+class Evidence:
+    code: str  # the Python code blocks, as pasted, in order
+    blocks: int
+    error: str | None  # the error quoted
+    framework: str
+
+
+@dataclass
+class Point:
+    target: str
+    release: str
+    outcome: Outcome
+    message: str
+
+    def shown(self) -> str:
+        first = self.message.splitlines()[0][:160] if self.message else ""
+        return f"{self.release} on {self.target}: {self.outcome} {first}"
+
+
+@dataclass
+class Summary:
+    """What the import did, printed at the end however it ended."""
+
+    url: str
+    steps: list[str] = field(default_factory=list)
+    judged: list[Point] = field(default_factory=list)
+    draft: Path | None = None  # written by this run
+
+    def add(self, line: str) -> None:
+        self.steps.append(line)
+        print(f"kregress import: {line}", file=sys.stderr, flush=True)
+
+
+def parse_url(url: str) -> tuple[str, str, int]:
+    found = URL.match(url.strip())
+    if not found:
+        shapes = "https://github.com/OWNER/REPO/issues/N or /pull/N"
+        raise ImportStopped(
+            "read", f"{url!r} is not a GitHub issue or pull request URL ({shapes})", ExitCode.USAGE
+        )
+    return found.group(1), found.group(2), int(found.group(3))
+
+
+def read_issue(url: str, api_url: str | None, token: str | None) -> UpstreamIssue:
+    repository, kind, number = parse_url(url)
+    client = Github(auth=Auth.Token(token) if token else None, base_url=api_url or "https://api.github.com")
+    try:
+        issue = client.get_repo(repository, lazy=True).get_issue(number)
+        is_pull = issue.pull_request is not None
+        if (kind == "pull") != is_pull:
+            what = "a pull request" if is_pull else "an issue"
+            why = f"{repository}#{number} is {what}, not what the URL's /{kind}/ says"
+            raise ImportStopped("read", why, ExitCode.USAGE)
+        comments = [c.body or "" for c in issue.get_comments()]
+        fix = url if is_pull else linked_fix(issue)
+        return UpstreamIssue(url, repository, number, is_pull, issue.title or "", issue.body or "", comments,
+                             [label.name for label in issue.labels], issue.created_at, fix)  # fmt: skip
+    except GithubException as exc:
+        code = ExitCode.USAGE if exc.status == 404 else ExitCode.GITHUB
+        raise ImportStopped("read", explain(exc, f"{repository}#{number}"), code) from None
+    except requests.RequestException as exc:
+        raise ImportStopped(
+            "read", f"GitHub could not be reached: {type(exc).__name__}: {exc}", ExitCode.GITHUB
+        ) from None
+
+
+def linked_fix(issue: object) -> str | None:
+    """The merged pull request that the issue's timeline names as closing it, or cross-referencing it."""
+    try:
+        events = list(issue.get_timeline())  # type: ignore[attr-defined]
+    except GithubException:
+        return None
+    found = None
+    for event in events:
+        source = getattr(event, "source", None)
+        linked = getattr(source, "issue", None) if source else None
+        if event.event == "cross-referenced" and linked is not None and linked.pull_request is not None:
+            found = (
+                linked.html_url if getattr(linked.pull_request, "merged_at", None) or found is None else found
+            )
+    return found
+
+
+def extract(issue: UpstreamIssue) -> Evidence:
+    blocks, quoted = [], []
+    for text in issue.texts():
+        for fence, body in CODE_BLOCK.findall(text):
+            if fence.lower() in PYTHON_FENCES and re.search(r"^\s*(import|from)\s+\w+", body, re.M):
+                blocks.append(body.rstrip() + "\n")
+            else:
+                quoted.append(body)
+        quoted.append(CODE_BLOCK.sub("", text))
+    if not blocks:
+        raise ImportStopped(
+            "extract", "the issue holds no Python code block that imports anything", ExitCode.NO_REPRO
+        )
+    code = "\n\n".join(blocks)
+    return Evidence(code, len(blocks), quoted_error("\n".join(quoted)), framework_of_source(code).name)
+
+
+def quoted_error(text: str) -> str | None:
+    """The error the reporter quotes: a traceback's last exception line, else a compiler's error
+    line, else a mismatch report."""
+    lines = text.splitlines()
+    raised = [line.strip() for line in lines if RAISED.match(line)]
+    if raised:
+        return raised[-1]
+    compiler = [line.strip() for line in lines if COMPILER_ERROR.match(line)]
+    if compiler:
+        return compiler[-1]
+    mismatch = MISMATCH.search(text)
+    return mismatch.group(1).strip() if mismatch else None
+
+
+def error_pattern(error: str | None) -> str | None:
+    """What a judged message must contain to be the quoted error: its exception class and, where it
+    has one, the words of its message up to the first number or quote (those vary by release)."""
+    if error is None:
+        return None
+    raised = RAISED.match(error)
+    if raised:
+        name = raised.group(1).rsplit(".", 1)[-1]
+        words = re.split(r"[\d'\"`(\[{<]", raised.group(2) or "", maxsplit=1)[0].strip()
+        return re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
+    compiler = COMPILER_ERROR.match(error)
+    text = compiler.group(1) if compiler else error
+    words = re.split(r"[\d'\"`(\[{<]", text, maxsplit=1)[0].strip()
+    return re.escape(words[:60]) if words else None
+
+
+DRIVER = '''\
+"""Draft of {url}: the reporter's code, unchanged, is pasted.py; this driver runs it.
+
+Evidence to reduce and to rewrite a case from, never a corpus case as it is. `check_pasted` runs the
+code to its end (on the CPU in Triton's interpreter); `pasted_kernel` is its first kernel launch,
+captured and compiled for a compile target instead of run.
+"""
+
+from pathlib import Path
+
+from kregress.pasted import capture_first_launch, run_pasted
+
+PASTED = Path(__file__).with_name("pasted.py")
+
+
+def check_pasted(device: str):
+    run_pasted(PASTED, device)
+    return {{}}, {{}}
+
+
+def __getattr__(name: str):
+    if name == "pasted_kernel":  # captured on first use: only a compile job launches the code
+        return capture_first_launch(PASTED)
+    raise AttributeError(name)
+'''
+
+
+def draft_manifest(issue: UpstreamIssue, evidence: Evidence, name: str) -> dict:
+    upstream = {"repo": issue.repository, "issue": issue.url} | ({"fix": issue.fix} if issue.fix else {})
+    return {
+        "title": f"{issue.title} (draft of {issue.repository}#{issue.number})"[:200],
+        "framework": evidence.framework,
+        "timeout": 300,
+        "upstream": upstream,
+        "expect": [
+            {"name": "runs", "kind": "numerics", "check": "check_pasted", "rtol": 0.0, "atol": 0.0},
+            {"name": "compiles", "kind": "compiles", "kernel": "pasted_kernel"},
+        ],
+        "reproduce": {
+            "targets": ["cpu:interpreter"],
+            "guard": f"draft: not shown yet (kregress import {issue.url})",
+        },
+    }
+
+
+def write_draft(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> None:
+    folder.mkdir(parents=True)
+    (folder / "pasted.py").write_text(evidence.code)
+    (folder / "repro.py").write_text(DRIVER.format(url=issue.url))
+    (folder / "case.toml").write_text(tomli_w.dumps(draft_manifest(issue, evidence, folder.name)))
+    quoted = f"```\n{evidence.error}\n```" if evidence.error else "(none quoted)"
+    (folder / "ISSUE.md").write_text(
+        f"# {issue.title}\n\n{issue.url} ({'pull request' if issue.is_pull else 'issue'}, opened "
+        f"{issue.created:%Y-%m-%d}; labels: {', '.join(issue.labels) or 'none'}; "
+        f"fix: {issue.fix or 'none linked'})\n\n"
+        f"## The error quoted\n\n{quoted}\n\n## Code blocks\n\n{evidence.blocks}, in pasted.py as pasted.\n"
+    )
+
+
+def targets_to_try(issue: UpstreamIssue, judged_here: set[str]) -> list[str]:
+    """Every target this machine judges, those the issue's words and labels name first."""
+    text = " ".join([issue.title, *issue.texts(), *issue.labels]).lower()
+    named = [t for t, pattern in WORDS.items() if re.search(pattern, text)]
+    if "intel-xpu-backend" in issue.repository:
+        named = ["xpu:pvc", "xpu:dg2", *named]
+    ordered = list(dict.fromkeys([*named, *ORDER]))
+    return [t for t in ordered if t in judged_here]
+
+
+def package_for(target: str, framework: str, given: str | None) -> str:
+    if given:
+        return given
+    if framework == "triton" and target.startswith("xpu:"):
+        return "triton-xpu"
+    return framework
+
+
+def release_dates(package: str, index: str) -> dict[Version, dt.datetime]:
+    """When each release was first uploaded, where the index says (PEP 700 `upload-time`)."""
+    request = urllib.request.Request(f"{index.rstrip('/')}/{package}/", headers={"Accept": SIMPLE_JSON})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            if response.headers.get_content_type() != SIMPLE_JSON:
+                return {}
+            files = json.loads(response.read().decode())["files"]
+    except (urllib.error.URLError, OSError, ValueError, KeyError):
+        return {}
+    dates: dict[Version, dt.datetime] = {}
+    for entry in files:
+        version, uploaded = version_of(entry["filename"]), entry.get("upload-time")
+        if version is None or not uploaded:
+            continue
+        when = dt.datetime.fromisoformat(uploaded.replace("Z", "+00:00"))
+        dates[version] = min(dates.get(version, when), when)
+    return dates
+
+
+@dataclass
+class Locator:
+    """Judges the draft at (target, release) points, each once, and keeps what it saw."""
+
+    corpus: Path
+    name: str
+    pattern: str | None
+    summary: Summary
+    timeout: float
+
+    def judge(self, target: str, release: str) -> Point:
+        kind = "compiles" if ":" in target and not target.endswith((":interpreter", ":device")) else "runs"
+        known = next((p for p in self.summary.judged if (p.target, p.release) == (target, release)), None)
+        if known:
+            return known
+        run = CaseRun(self.corpus, self.name, kind, target, timeout=self.timeout)
+        try:
+            observation = run.observe(release)
+            outcome = Outcome(next(iter(observation.outcomes.values()), Outcome.SKIP))
+            message = next(iter(observation.messages.values()), "")
+        except InfrastructureError as exc:
+            outcome, message = Outcome.SKIP, f"could not be judged: {str(exc).splitlines()[0]}"
+        point = Point(target, release, outcome, message)
+        self.summary.judged.append(point)
+        print(f"kregress import:   {point.shown()}", file=sys.stderr, flush=True)
+        return point
+
+    def shows(self, point: Point) -> bool:
+        if point.outcome not in (Outcome.FAIL, Outcome.ERROR):
+            return False
+        return self.pattern is None or bool(re.search(self.pattern, point.message, re.S))
+
+
+def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str]], issue: UpstreamIssue,
+           index: str, framework: str, package: str | None) -> tuple[str, str]:  # fmt: skip
+    """The first (target, release) where the draft shows the quoted error."""
+    for target in targets:
+        pkg = package_for(target, framework, package)
+        if pkg not in releases_of:
+            oldest = Version(FRAMEWORKS[framework].oldest_release or "0") if pkg != package else Version("0")
+            released = [v for v in released_versions(pkg, index) if v >= oldest]
+            finals = [v for v in released if not v.is_prerelease]  # betas only where nothing else is out
+            releases_of[pkg] = [f"{pkg}=={v}" for v in finals or released]
+        versions = releases_of[pkg]
+        if not versions:
+            continue
+        dates = release_dates(pkg, index)
+        at_date = [f"{pkg}=={v}" for v, when in sorted(dates.items()) if when <= issue.created]
+        for release in dict.fromkeys([*(at_date[-1:]), versions[-1]]):
+            if locator.shows(locator.judge(target, release)):
+                return target, release
+    raise ImportStopped(
+        "locate", "the code shows the quoted error nowhere this machine can judge: "
+        + "; ".join(p.shown() for p in locator.summary.judged), ExitCode.NO_REPRO,
+    )  # fmt: skip
+
+
+def first_change(versions: list[str], shows_at: int, showing: bool, locator: Locator, target: str) -> int:
+    """Index of the first release (walking away from `shows_at`) whose showing differs, found by
+    bisection; len/-1 when none in that direction does. Assumes one change, as bisect does."""
+    if showing:  # towards older releases: the first that shows
+        low, high = -1, shows_at  # versions[high] shows; versions[low] does not (or before the start)
+        while high - low > 1:
+            middle = (low + high) // 2
+            if locator.shows(locator.judge(target, versions[middle])):
+                high = middle
+            else:
+                low = middle
+        return high
+    low, high = shows_at, len(versions)  # towards newer: the first that no longer shows
+    while high - low > 1:
+        middle = (low + high) // 2
+        if locator.shows(locator.judge(target, versions[middle])):
+            low = middle
+        else:
+            high = middle
+    return high
+
+
+def final_manifest(folder: Path, target: str, kind: str, versions: list[str], first_bad: int, fixed: int,
+                   issue: UpstreamIssue, error: str | None) -> dict:  # fmt: skip
+    manifest = read_toml(folder / "case.toml")
+    manifest["expect"] = [e for e in manifest["expect"] if e["name"] == kind]
+    package = versions[0].split("==")[0]
+    low = versions[first_bad].split("==")[1]
+    bound = f">={low}" + (f",<{versions[fixed].split('==')[1]}" if fixed < len(versions) else "")
+    reason = (error or "the reporter's code fails here")[:200]
+    framework = manifest["framework"]
+    if package in (framework, f"{framework}-xpu"):  # a known_bad range is on the framework's version
+        manifest["known_bad"] = [{"link": issue.url, "reason": reason, "expect": [kind], "targets": [target],
+                                  "versions": bound}]  # fmt: skip
+    reproduce: dict = {"targets": [target], "bad": [versions[first_bad]], "must_fail": [kind]}
+    if first_bad > 0:  # regression: the release before it is good
+        reproduce["good"] = [versions[first_bad - 1]]
+    if fixed < len(versions):
+        reproduce["good"] = [*reproduce.get("good", []), versions[fixed]]
+    if "good" not in reproduce:
+        reproduce["no_good"] = f"every {package} release judged shows it (still open upstream?)"
+    manifest["reproduce"] = reproduce
+    return manifest
+
+
+def verify(corpus: Path, name: str) -> tuple[bool, str]:
+    done = subprocess.run([sys.executable, "-m", "kregress.cli", "verify", name, "--corpus", str(corpus)],
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    return done.returncode == 0, (done.stdout + done.stderr).strip()
+
+
+def reduce_draft(corpus: Path, name: str, kind: str, target: str, release: str, pattern: str | None,
+                 summary: Summary) -> None:  # fmt: skip
+    """Shrink pasted.py in a copy (NAME_reduced); the draft keeps the code as pasted."""
+    if pattern is None:
+        summary.add("reduce: skipped, no error quoted to keep (--error-matches needs one)")
+        return
+    out = corpus / f"{name}_reduced"
+    shutil.rmtree(out, ignore_errors=True)
+    command = [sys.executable, "-m", "kregress.cli", "reduce", str(corpus / name), "-e", kind, "-t", target,
+               "--toolchain", release, "--error-matches", pattern, "--file", "pasted.py",
+               "--out", str(out)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    before = len((corpus / name / "pasted.py").read_text().splitlines())
+    if done.returncode == 0:
+        after = len((out / "pasted.py").read_text().splitlines())
+        summary.add(f"reduce: pasted.py {before} → {after} lines (in {out.name})")
+    else:
+        said = (done.stdout + done.stderr).strip().splitlines()
+        summary.add(f"reduce: stopped (exit {done.returncode}): {said[-1] if said else ''}")
+
+
+def default_name(issue: UpstreamIssue) -> str:
+    repo = issue.repository.split("/")[1].lower()
+    short = {"intel-xpu-backend-for-triton": "xpu"}.get(repo, repo)
+    return re.sub(r"[^a-z0-9_]", "_", f"{short}_{issue.number}")
+
+
+def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
+    token = os.environ.get("GITHUB_TOKEN") or None
+    issue = read_issue(args.url, args.api_url or os.environ.get("GITHUB_API_URL"), token)
+    summary.add(f"read {issue.repository}#{issue.number}: {issue.title!r}, {len(issue.comments)} comments, "
+                f"labels {issue.labels or 'none'}, opened {issue.created:%Y-%m-%d}, "
+                f"fix {issue.fix or 'none linked'}")  # fmt: skip
+    evidence = extract(issue)
+    summary.add(f"extract: {evidence.blocks} code block(s), {len(evidence.code.splitlines())} lines of "
+                f"{evidence.framework}; error quoted: {evidence.error or 'none'}")  # fmt: skip
+    name = args.name or default_name(issue)
+    draft = f"{name}_draft"
+    folder = args.corpus / draft
+    if folder.exists():
+        raise ImportStopped("draft", f"{folder} exists: remove it or give --name", ExitCode.USAGE, keep=True)
+    write_draft(folder, issue, evidence)
+    summary.draft = folder
+    summary.add(f"draft: {folder}/ (pasted.py as pasted, repro.py, case.toml, ISSUE.md)")
+    pattern = error_pattern(evidence.error)
+    matrix = load_matrix(args.matrix)
+    judged_here = {name for name in matrix.targets if matrix.target(name).kind != "device"}
+    targets = [t for t in (args.target or targets_to_try(issue, judged_here)) if t in judged_here]
+    locator = Locator(args.corpus, draft, pattern, summary, args.timeout)
+    index = args.index_url or package_index() or PYPI
+    releases_of: dict[str, list[str]] = {}
+    try:
+        target, release = locate(
+            locator, targets, releases_of, issue, index, evidence.framework, args.package
+        )
+    except CandidateError as exc:
+        raise ImportStopped("locate", str(exc), ExitCode.INFRASTRUCTURE) from None
+    kind = "runs" if target.endswith(":interpreter") else "compiles"
+    summary.add(f"locate: shows on {target} under {release}" + (f" (/{pattern}/)" if pattern else ""))
+    versions = releases_of[package_for(target, evidence.framework, args.package)]
+    at = versions.index(release)
+    first_bad = first_change(versions, at, True, locator, target)
+    fixed = first_change(versions, at, False, locator, target)
+    span = f"{versions[first_bad]} … {versions[fixed - 1]}"
+    summary.add(f"bisect: shows from {span}; " + (f"first fixed {versions[fixed]}" if fixed < len(versions)
+                                                  else "no release without it"))  # fmt: skip
+    if not args.no_reduce:
+        reduce_draft(args.corpus, draft, kind, target, release, pattern, summary)
+    manifest = final_manifest(folder, target, kind, versions, first_bad, fixed, issue, evidence.error)
+    if "known_bad" not in manifest:
+        summary.add(f"known_bad: left out: its range would be on {evidence.framework}'s version, and the "
+                    f"releases judged are {versions[0].split('==')[0]}'s")  # fmt: skip
+    (folder / "case.toml").write_text(tomli_w.dumps(manifest))
+    proven, said = verify(args.corpus, draft)
+    verdicts = [line for line in said.splitlines() if line.startswith(("PROVEN", "NOT PROVEN"))]
+    last = " ".join(verdicts) or (said.splitlines()[-1] if said else "")
+    if not proven:
+        raise ImportStopped("verify", f"not proven: {last}", ExitCode.NOT_PROVEN, keep=True)
+    summary.add(f"verify: PROVEN ({last})")
+    return ExitCode.OK
+
+
+def command_import(args: argparse.Namespace) -> ExitCode:
+    summary = Summary(args.url)
+    try:
+        code = run_import(args, summary)
+    except ImportStopped as exc:
+        draft = summary.draft
+        if draft is not None and not exc.keep:  # nothing half-written is left
+            shutil.rmtree(draft, ignore_errors=True)
+            shutil.rmtree(draft.parent / f"{draft.name}_reduced", ignore_errors=True)
+        print(f"kregress import: stopped at {exc.step}: {exc.why}", file=sys.stderr)
+        if draft is not None and exc.keep:
+            print(f"kregress import: the draft so far is kept in {draft}", file=sys.stderr)
+        return exc.code
+    print(textwrap.indent("\n".join(summary.steps), "  "))
+    return code
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    command = commands.add_parser(
+        "import",
+        help="turn an upstream compiler issue into a proven draft case (read, extract, locate, bisect, "
+        "reduce, verify)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Exit codes: 0 a proven draft, 1 drafted but not proven (the draft is kept), 3 GitHub or a "
+        "toolchain failed, 64 usage (not an issue or PR URL, the draft exists), 65 the issue holds no "
+        "code that shows its error here (nothing is left).",
+    )
+    command.add_argument("url", help="an issue or pull request of a compiler repository")
+    command.add_argument("--name", help="the draft's name (default: REPO_NUMBER), written as NAME_draft")
+    command.add_argument("-t", "--target", action="append", help="only these targets (repeatable)")
+    command.add_argument("--package", help="the package whose releases are judged (default: the framework's)")
+    command.add_argument("--index-url", help="the package index of its releases (default: PyPI)")
+    command.add_argument("--api-url", help="GitHub's API (default: $GITHUB_API_URL, else api.github.com)")
+    command.add_argument("--no-reduce", action="store_true", help="leave pasted.py as it is")
+    command.add_argument(
+        "--timeout", type=float, default=300.0, help="seconds per judged point (default 300)"
+    )
+    command.add_argument("--matrix", type=Path, help="matrix file (default: the packaged one)")
+    command.add_argument("--corpus", type=Path, default=Path("corpus"), help="default: corpus")
+    command.set_defaults(run=command_import)

@@ -1,0 +1,76 @@
+"""A reporter's pasted Triton code, run as a triager runs it on a machine without their GPU.
+
+The code is kept as it was pasted (a draft's pasted.py); what changes is how it runs. On the CPU
+its device strings name the CPU and each launch runs in the interpreter (the job sets
+TRITON_INTERPRET=1); on a device it runs as written; for a compile target its first launch is
+captured (the kernel, its bound arguments and launch options) and compiled for the target instead
+of run, through the same adapter as every case. Child side: imported inside toolchain environments.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+from typing import Any
+
+from kregress.child_results import CaseError
+from kregress.errors import KregressError
+
+DEVICE_STRING = re.compile(r"""(["'])(cuda|xpu|hip)(:\d+)?\1""")
+LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "grf_mode")
+
+
+def on_cpu(source: str) -> str:
+    """The code with its GPU device strings, `.cuda()` and `torch.cuda.synchronize()` on the CPU."""
+    source = DEVICE_STRING.sub(r"\1cpu\1", source)
+    source = re.sub(r"\.cuda\(\)", ".cpu()", source)
+    return re.sub(r"torch\.(cuda|xpu)\.synchronize\(\)", "torch.cpu.synchronize()", source)
+
+
+def execute(path: Path, source: str) -> None:
+    code = compile(source, str(path), "exec")
+    exec(code, {"__name__": "__main__", "__file__": str(path)})
+
+
+def run_pasted(path: Path, device: str) -> None:
+    """Run the code to its end: on the CPU in the interpreter, elsewhere as written."""
+    source = path.read_text()
+    execute(path, on_cpu(source) if device == "cpu" else source)
+
+
+class Launched(KregressError):
+    """Not an error: how a capture stops the pasted code at its first launch."""
+
+    def __init__(self, kernel: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        super().__init__("launched")
+        self.kernel, self.args, self.kwargs = kernel, args, kwargs
+
+
+def capture_first_launch(path: Path) -> Any:
+    """The code's first kernel launch as a TritonKernel: the @triton.jit function, the arguments it
+    was launched with (on the CPU) and its launch options as the one config."""
+    from triton.runtime.jit import JITFunction
+
+    from kregress.case import TritonKernel
+
+    def stop(self: Any, *args: Any, **kwargs: Any) -> Any:
+        raise Launched(self, args, kwargs)
+
+    original = JITFunction.run
+    JITFunction.run = stop  # type: ignore[method-assign]
+    try:
+        execute(path, on_cpu(path.read_text()))
+    except Launched as launched:
+        kernel, args, kwargs = launched.kernel, launched.args, launched.kwargs
+    else:
+        raise CaseError(f"{path.name} ran to its end without launching a Triton kernel")
+    finally:
+        JITFunction.run = original  # type: ignore[method-assign]
+    parameters = inspect.signature(kernel.fn).parameters
+    bound = inspect.signature(kernel.fn).bind_partial(
+        *args, **{k: v for k, v in kwargs.items() if k in parameters}
+    )
+    options = {k: v for k, v in kwargs.items() if k in LAUNCH_OPTIONS and v is not None}
+    arguments = dict(bound.arguments)
+    return TritonKernel(kernel, args=lambda: arguments, configs=[options] if options else None)

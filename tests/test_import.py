@@ -1,0 +1,227 @@
+"""`kregress import`: from an issue on a (fake) GitHub to a proven draft, with a compiler made here
+and released on a local index (tests/compiler_fixture.py); and the inputs it must refuse, each with
+its exit code and nothing left behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import tomllib
+from compiler_fixture import BAD, GOOD, Step, build_release, local_index, make_compiler_repo
+from fake_github import FakeGitHub, serving
+
+from kregress.bisect.importer import UpstreamIssue, error_pattern, extract, quoted_error, targets_to_try
+
+REPO = "example/tinycc"
+HISTORY = [
+    Step("Initial compiler", GOOD, release="0.1"),
+    Step("Release 0.2", GOOD, release="0.2"),
+    Step("Vectorize scale (#42)", BAD),
+    Step("Release 0.3", BAD, release="0.3"),
+    Step("Release 0.4", BAD, release="0.4"),
+]
+
+MISMATCH_ISSUE = """Since 0.3 `tinycc.scale` gets the last element wrong.
+
+```python
+import numpy as np
+import tinycc
+
+x = np.arange(4.0)
+out = tinycc.scale(x)
+expected = x * 2
+assert np.array_equal(out, expected), f"Mismatched elements: {out} vs {expected}"
+print("fine")
+```
+
+It fails with
+
+```
+Traceback (most recent call last):
+  File "repro.py", line 8, in <module>
+AssertionError: Mismatched elements: [0. 2. 4. 7.] vs [0. 2. 4. 6.]
+```
+"""
+
+NO_CODE_ISSUE = "scale() is wrong on my machine since yesterday, no idea why. Please help!"
+
+NEVER_SHOWS_ISSUE = """```python
+import numpy as np
+import tinycc
+
+assert tinycc.scale(np.zeros(2)).sum() == 0
+```
+
+```
+AssertionError: zeros are not kept
+```
+"""
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("tinycc")
+    repo, shas = make_compiler_repo(root / "repo", HISTORY)
+    released = [sha for sha, step in zip(shas, HISTORY, strict=True) if step.release]
+    wheels = [build_release(repo, sha, root / "wheels") for sha in released]
+    with local_index(root / "index", wheels) as url:
+        yield url
+
+
+def run_import(
+    tmp_path: Path, fake: FakeGitHub, index: str, url: str, *args: str
+) -> subprocess.CompletedProcess:
+    (tmp_path / "corpus").mkdir(exist_ok=True)
+    env = {**os.environ, "GITHUB_API_URL": fake.url, "KREGRESS_INDEX_URL": index,
+           "KREGRESS_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
+    env.pop("GITHUB_TOKEN", None)  # a public repository needs none
+    command = [sys.executable, "-m", "kregress.cli", "import", url, "--corpus", str(tmp_path / "corpus"),
+               "--package", "tinycc", *args]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=900, check=False)
+
+
+def opened(fake: FakeGitHub, number: int, body: str, title: str = "scale is wrong", **more: object) -> str:
+    fake.repository(REPO).opened[number] = {
+        "title": title,
+        "body": body,
+        "created_at": "2026-03-01T00:00:00Z",
+        **more,
+    }
+    return f"https://github.com/{REPO}/issues/{number}"
+
+
+def test_an_issue_with_a_quoted_mismatch_becomes_a_proven_draft(tmp_path: Path, index: str) -> None:
+    with serving() as fake:
+        url = opened(fake, 7, MISMATCH_ISSUE, labels=None)
+        fake.repository(REPO).issues[7] = [
+            {"id": 1, "body": "Same here on 0.4.", "created_at": "x", "updated_at": "x"}
+        ]
+        fake.repository(REPO).opened[43] = {
+            "title": "Fix scale",
+            "pull_request": {"merged_at": "2026-03-02T00:00:00Z"},
+        }
+        fake.repository(REPO).timeline[7] = [{"event": "cross-referenced", "pull": 43}]
+        done = run_import(tmp_path, fake, index, url, "--no-reduce")
+        assert not fake.writes()  # importing only reads
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    draft = tmp_path / "corpus" / "tinycc_7_draft"
+    pasted = draft / "pasted.py"
+    assert "assert np.array_equal(out, expected)" in pasted.read_text()  # as pasted
+    assert "Mismatched elements: [0. 2. 4. 7.]" in (draft / "ISSUE.md").read_text()
+    manifest = tomllib.loads((draft / "case.toml").read_text())
+    assert manifest["upstream"] == {"repo": REPO, "issue": url, "fix": f"https://github.com/{REPO}/pull/43"}
+    assert manifest["reproduce"]["bad"] == ["tinycc==0.3"] and manifest["reproduce"]["good"] == [
+        "tinycc==0.2"
+    ]
+    assert "known_bad" not in manifest  # its range would be on triton's version, not tinycc's
+    assert "known_bad: left out" in said
+    assert [e["name"] for e in manifest["expect"]] == ["runs"]
+    assert "locate: shows on cpu:interpreter under tinycc==0.4" in said
+    assert "bisect: shows from tinycc==0.3 … tinycc==0.4; no release without it" in said
+    assert "verify: PROVEN" in said
+
+
+def test_an_issue_without_code_stops_at_extract_and_leaves_nothing(tmp_path: Path, index: str) -> None:
+    with serving() as fake:
+        done = run_import(tmp_path, fake, index, opened(fake, 8, NO_CODE_ISSUE))
+    assert done.returncode == 65, done.stderr
+    assert "stopped at extract: the issue holds no Python code block" in done.stderr
+    assert not any((tmp_path / "corpus").iterdir())
+
+
+def test_code_that_shows_nothing_here_stops_at_locate_and_leaves_nothing(tmp_path: Path, index: str) -> None:
+    with serving() as fake:
+        done = run_import(tmp_path, fake, index, opened(fake, 9, NEVER_SHOWS_ISSUE), "-t", "cpu:interpreter")
+    assert done.returncode == 65, done.stderr
+    assert "stopped at locate: the code shows the quoted error nowhere" in done.stderr
+    assert "tinycc==0.4 on cpu:interpreter: PASS" in done.stderr
+    assert not any((tmp_path / "corpus").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("url", "said"),
+    [
+        ("https://github.com/example/tinycc/wiki/Home", "is not a GitHub issue or pull request URL"),
+        ("https://github.com/example/tinycc/pull/7", "is an issue, not what the URL's /pull/ says"),
+    ],
+)
+def test_what_is_not_an_issue_or_pull_request_is_a_usage_error(
+    tmp_path: Path, index: str, url: str, said: str
+) -> None:
+    with serving() as fake:
+        opened(fake, 7, MISMATCH_ISSUE)
+        done = run_import(tmp_path, fake, index, url)
+    assert done.returncode == 64, done.stderr
+    assert said in done.stderr
+    assert not any((tmp_path / "corpus").iterdir())
+
+
+def issue(
+    body: str, title: str = "t", labels: tuple[str, ...] = (), repository: str = "triton-lang/triton"
+) -> UpstreamIssue:
+    import datetime as dt
+
+    url = "https://github.com/o/r/issues/1"
+    return UpstreamIssue(
+        url, repository, 1, False, title, body, [], list(labels), dt.datetime(2025, 1, 1), None
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "quoted"),
+    [
+        ("Traceback (most recent call last):\n  File x\n"
+         "triton.compiler.errors.CompilationError: at 3:4: bad\n",
+         "triton.compiler.errors.CompilationError: at 3:4: bad"),
+        ("ptxas /tmp/x.ptx, line 42; error   : Feature 'f64 atomics' requires .target sm_60",
+         "ptxas /tmp/x.ptx, line 42; error   : Feature 'f64 atomics' requires .target sm_60"),
+        ("LLVM ERROR: Cannot select\nerror: 'llvm.fadd' op requires the same type",
+         "error: 'llvm.fadd' op requires the same type"),
+        ("Mismatched elements: 3 / 1024 (0.3%)\nGreatest absolute difference: 2.0",
+         "Mismatched elements: 3 / 1024 (0.3%)"),
+        ("it is slow", None),
+    ],
+)  # fmt: skip
+def test_the_quoted_error_is_the_last_raise_else_a_compiler_error_else_a_mismatch(
+    text: str, quoted: str | None
+) -> None:
+    assert quoted_error(text) == quoted
+
+
+def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() -> None:
+    import re
+
+    pattern = error_pattern("triton.compiler.errors.CompilationError: at 3:4: unsupported 'bf16'")
+    assert pattern is not None and re.search(pattern, "COMPILE_ERROR: [default] CompilationError: at 5:6: x")
+    pattern = error_pattern("AssertionError: Mismatched elements: [0. 7.]")
+    assert re.search(pattern, "RUNTIME_ERROR: AssertionError: Mismatched elements: [0. 8.]")
+    assert not re.search(pattern, "RUNTIME_ERROR: AssertionError: something else")
+    assert error_pattern(None) is None
+
+
+def test_code_blocks_are_kept_as_pasted_and_the_framework_is_read_from_them() -> None:
+    body = "```python\nimport tilelang\nprint(1)\n```\n\n```\nRuntimeError: boom\n```\n"
+    body += "```py\nfrom x import y\n```"
+    evidence = extract(issue(body))
+    assert evidence.code == "import tilelang\nprint(1)\n\n\nfrom x import y\n"
+    assert (
+        evidence.framework == "tilelang" and evidence.error == "RuntimeError: boom" and evidence.blocks == 2
+    )
+
+
+def test_the_targets_the_issue_names_are_tried_first() -> None:
+    here = {"cpu:interpreter", "cuda:sm_80", "cuda:sm_90", "hip:gfx942", "xpu:pvc", "xpu:dg2"}
+    assert targets_to_try(issue("fails on MI300X"), here)[0] == "hip:gfx942"
+    assert targets_to_try(issue("x", labels=("H100",)), here)[0] == "cuda:sm_90"
+    assert targets_to_try(issue("x", repository="intel/intel-xpu-backend-for-triton"), here)[:2] == [
+        "xpu:pvc",
+        "xpu:dg2",
+    ]
+    assert targets_to_try(issue("nothing said"), here) == ["cpu:interpreter", "cuda:sm_90", "cuda:sm_80",
+                                                           "hip:gfx942", "xpu:pvc", "xpu:dg2"]  # fmt: skip
