@@ -31,6 +31,7 @@ import sys
 import textwrap
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -378,22 +379,12 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
     )  # fmt: skip
 
 
-def first_change(versions: list[str], shows_at: int, showing: bool, locator: Locator, target: str) -> int:
-    """Index of the first release (walking away from `shows_at`) whose showing differs, found by
-    bisection; len/-1 when none in that direction does. Assumes one change, as bisect does."""
-    if showing:  # towards older releases: the first that shows
-        low, high = -1, shows_at  # versions[high] shows; versions[low] does not (or before the start)
-        while high - low > 1:
-            middle = (low + high) // 2
-            if locator.shows(locator.judge(target, versions[middle])):
-                high = middle
-            else:
-                low = middle
-        return high
-    low, high = shows_at, len(versions)  # towards newer: the first that no longer shows
+def boundary(low: int, high: int, before: Callable[[int], bool]) -> int:
+    """The first index after `low` that is no longer `before`, by bisection: `low` is (or is -1),
+    `high` is not (or is past the end). Assumes one change, as a bisect does."""
     while high - low > 1:
         middle = (low + high) // 2
-        if locator.shows(locator.judge(target, versions[middle])):
+        if before(middle):
             low = middle
         else:
             high = middle
@@ -490,8 +481,9 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     summary.add(f"locate: shows on {target} under {release}" + (f" (/{pattern}/)" if pattern else ""))
     versions = releases_of[package_for(target, evidence.framework, args.package)]
     at = versions.index(release)
-    first_bad = first_change(versions, at, True, locator, target)
-    fixed = first_change(versions, at, False, locator, target)
+    shows = lambda i: locator.shows(locator.judge(target, versions[i]))  # noqa: E731
+    first_bad = boundary(-1, at, lambda i: not shows(i))  # the oldest release that shows it
+    fixed = boundary(at, len(versions), shows)  # the first newer one that no longer does
     span = f"{versions[first_bad]} … {versions[fixed - 1]}"
     summary.add(f"bisect: shows from {span}; " + (f"first fixed {versions[fixed]}" if fixed < len(versions)
                                                   else "no release without it"))  # fmt: skip
