@@ -110,8 +110,8 @@ class Point:
     message: str
 
     def shown(self) -> str:
-        first = self.message.splitlines()[0][:160] if self.message else ""
-        return f"{self.release} on {self.target}: {self.outcome} {first}"
+        lines = self.message.splitlines()[:2]  # a compile error's second line names the error
+        return f"{self.release} on {self.target}: {self.outcome} {' | '.join(lines)[:240]}"
 
 
 @dataclass
@@ -159,6 +159,26 @@ def read_issue(url: str, api_url: str | None, token: str | None) -> UpstreamIssu
         raise ImportStopped(
             "read", f"GitHub could not be reached: {type(exc).__name__}: {exc}", ExitCode.GITHUB
         ) from None
+
+
+def issue_from_file(url: str, path: Path) -> UpstreamIssue:
+    """The issue as saved beside a machine that cannot reach GitHub: a JSON object with title, body,
+    created_at (ISO 8601), and optionally labels (names), comments (bodies), pull_request (true for a
+    pull request) and fix (the fixing pull request's URL)."""
+    repository, kind, number = parse_url(url)
+    try:
+        data = json.loads(path.read_text())
+        created = dt.datetime.fromisoformat(str(data["created_at"]).replace("Z", "+00:00"))
+        comments = [str(c) for c in data.get("comments", [])]
+        labels = [str(n) for n in data.get("labels", [])]
+        fix = data.get("fix") or (url if kind == "pull" else None)
+        body = str(data.get("body") or "")
+        title = str(data["title"])
+        is_pull = kind == "pull"
+        return UpstreamIssue(url, repository, number, is_pull, title, body, comments, labels, created, fix)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        why = f"{path}: not an issue saved as JSON (title, body, created_at): {type(exc).__name__}: {exc}"
+        raise ImportStopped("read", why, ExitCode.USAGE) from None
 
 
 def linked_fix(issue: object) -> str | None:
@@ -449,7 +469,11 @@ def default_name(issue: UpstreamIssue) -> str:
 
 def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     token = os.environ.get("GITHUB_TOKEN") or None
-    issue = read_issue(args.url, args.api_url or os.environ.get("GITHUB_API_URL"), token)
+    issue = (
+        issue_from_file(args.url, args.issue_file)
+        if args.issue_file
+        else read_issue(args.url, args.api_url or os.environ.get("GITHUB_API_URL"), token)
+    )
     summary.add(f"read {issue.repository}#{issue.number}: {issue.title!r}, {len(issue.comments)} comments, "
                 f"labels {issue.labels or 'none'}, opened {issue.created:%Y-%m-%d}, "
                 f"fix {issue.fix or 'none linked'}")  # fmt: skip
@@ -537,6 +561,11 @@ def register(commands: argparse._SubParsersAction) -> None:
     command.add_argument("--package", help="the package whose releases are judged (default: the framework's)")
     command.add_argument("--index-url", help="the package index of its releases (default: PyPI)")
     command.add_argument("--api-url", help="GitHub's API (default: $GITHUB_API_URL, else api.github.com)")
+    command.add_argument(
+        "--issue-file", type=Path, metavar="JSON",
+        help="read the issue from this file instead of GitHub (for a machine that cannot reach it): title, "
+        "body, created_at, and optionally labels, comments, pull_request, fix",
+    )  # fmt: skip
     command.add_argument("--no-reduce", action="store_true", help="leave pasted.py as it is")
     command.add_argument(
         "--timeout", type=float, default=300.0, help="seconds per judged point (default 300)"

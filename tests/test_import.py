@@ -225,3 +225,60 @@ def test_the_targets_the_issue_names_are_tried_first() -> None:
     ]
     assert targets_to_try(issue("nothing said"), here) == ["cpu:interpreter", "cuda:sm_90", "cuda:sm_80",
                                                            "hip:gfx942", "xpu:pvc", "xpu:dg2"]  # fmt: skip
+
+
+BF16_ISSUE = {
+    "title": "atomic_add on bf16 does not compile for H100",
+    "created_at": "2025-05-10T00:00:00Z",
+    "labels": ["bug"],
+    "body": "On an H100:\n\n```python\nimport torch\nimport triton\nimport triton.language as tl\n\n\n"
+    "@triton.jit\ndef accumulate(src, dst, n, BLOCK: tl.constexpr):\n"
+    "    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n    m = offs < n\n"
+    "    tl.atomic_add(dst + offs % 8, tl.load(src + offs, mask=m), mask=m)\n\n\n"
+    "src = torch.randn(256, device='cuda', dtype=torch.bfloat16)\n"
+    "dst = torch.zeros(8, device='cuda', dtype=torch.bfloat16)\n"
+    "accumulate[(2,)](src, dst, 256, BLOCK=128)\n```\n\n"
+    "```\ntriton.compiler.errors.CompilationError: at 5:4:\n"
+    "ValueError: atomic_add does not support bf16\n```\n",
+}
+
+INT1_ISSUE = {
+    "title": "[Interpreter] tl.full with tl.int1 fails",
+    "created_at": "2025-03-14T00:00:00Z",
+    "body": "```python\nimport triton\nimport triton.language as tl\n\n\n@triton.jit\ndef kernel():\n"
+    "    flags = tl.full([2], False, tl.int1)\n\n\nkernel[(1,)]()\n```\n\nwith TRITON_INTERPRET=1:\n\n```\n"
+    "AttributeError: 'InterpreterBuilder' object has no attribute 'get_int1_ty'\n```\n",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("number", "saved", "shown", "bisected"),
+    [
+        (1387, BF16_ISSUE, "locate: shows on cuda:sm_90 under triton==3.3.0",
+         "bisect: shows from triton==3.0.0 … triton==3.3.1; first fixed triton==3.4.0"),
+        (6200, INT1_ISSUE, "locate: shows on cpu:interpreter under triton==3.2.0",
+         "first fixed triton==3.4.0"),
+    ],
+)  # fmt: skip
+def test_real_triton_issues_saved_as_json_become_proven_drafts(
+    tmp_path: Path, number: int, saved: dict, shown: str, bisected: str
+) -> None:
+    """A compile error on sm_90 (the capture of the first launch, compiled for the target) and an
+    interpreter bug, each under the release of the issue's date, bisected over real releases."""
+    import json
+
+    issue_file = tmp_path / "issue.json"
+    issue_file.write_text(json.dumps(saved))
+    (tmp_path / "corpus").mkdir()
+    url = f"https://github.com/triton-lang/triton/issues/{number}"
+    done = subprocess.run(
+        [sys.executable, "-m", "kregress.cli", "import", url, "--issue-file", str(issue_file),
+         "--corpus", str(tmp_path / "corpus"), "--no-reduce"],
+        capture_output=True, text=True, timeout=1800, check=False,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert shown in said and bisected in said and "verify: PROVEN" in said
+    manifest = tomllib.loads((tmp_path / "corpus" / f"triton_{number}_draft" / "case.toml").read_text())
+    assert manifest["known_bad"][0]["versions"].endswith(",<3.4.0")

@@ -422,6 +422,16 @@ def pass_dumps(path: Path) -> Iterator[None]:
                 os.environ["MLIR_ENABLE_DUMP"] = before
 
 
+def with_cause(exc: BaseException) -> str:
+    """The error and what raised it: Triton's CompilationError shows the source and a caret, and the
+    diagnosis (`ValueError: ...`) is its cause."""
+    cause = exc.__cause__
+    text = str(exc)
+    if cause is not None and str(cause) and str(cause) not in text:
+        text += f"\n{type(cause).__name__}: {cause}"
+    return text
+
+
 def compile_kernel(
     kernel: Any, session: Session, out_dir: Path, trace_passes: bool = False
 ) -> list[ConfigResult]:
@@ -454,7 +464,7 @@ def compile_kernel(
             except Exception as exc:  # the compiler under test failed: that is data, not a harness error
                 result.status = "compile_error"
                 result.error_type = type(exc).__name__
-                result.message = str(exc)[-4000:]
+                result.message = with_cause(exc)[-4000:]
             result.seconds = time.perf_counter() - started
             if result.status == "ok":
                 try:
