@@ -179,6 +179,30 @@ def without_specialization(fn: Any) -> None:
                 param.do_not_specialize_on_alignment = True
 
 
+ROCM_LLD = Path("/opt/rocm/llvm/bin/ld.lld")
+LLD_HINT = "install Debian's lld-19 (apt-get install lld-19) or set TRITON_HIP_LLD_PATH to a recent ld.lld"
+
+
+def hip_linker() -> str | None:
+    """For releases that link an AMD code object with an external ld.lld (up to 3.4; later ones link
+    in-process and ignore it): ROCm's if installed, else the newest LLVM's ld.lld on this machine.
+    Measured: Debian's lld-19 links gfx942 objects of 3.0.0 to 3.4.0; lld-14 only those of 3.0.0
+    ("unknown abi version" from 3.4.0). Set in this child's environment, and reported."""
+    if os.environ.get("TRITON_HIP_LLD_PATH") or ROCM_LLD.exists():
+        return None
+    found = sorted(Path("/usr/lib").glob("llvm-*/bin/ld.lld"), key=lambda p: llvm_major(p.parent.parent.name))
+    chosen = str(found[-1]) if found else shutil.which("ld.lld")
+    if chosen:
+        os.environ["TRITON_HIP_LLD_PATH"] = chosen
+        NATIVE_VERSIONS["hip_lld"] = chosen
+    return chosen
+
+
+def llvm_major(folder: str) -> int:
+    digits = folder.removeprefix("llvm-")
+    return int(digits) if digits.isdigit() else 0
+
+
 def probe(target: Any) -> Any:
     """Raise Unsupported when this toolchain cannot build the target at all on this machine; else
     return the compiled probe kernel."""
@@ -191,9 +215,11 @@ def probe(target: Any) -> Any:
         return probe_kernel.warmup(torch.empty(16), grid=(1,))
     except Exception as exc:
         last = str(exc).strip().splitlines()[-1:] or [type(exc).__name__]
+        linker = "ld.lld" in str(exc) or "lld" in " ".join(map(str, getattr(exc, "cmd", None) or []))
+        hint = f"; {LLD_HINT}" if linker else ""
         raise Unsupported(
             f"triton {triton.__version__} cannot build {describe_target(target)} on this machine "
-            f"(a trivial kernel fails: {type(exc).__name__}: {last[0][:300]})"
+            f"(a trivial kernel fails: {type(exc).__name__}: {last[0][:300]}){hint}"
         ) from None
 
 
@@ -232,16 +258,20 @@ def ptxas_path(arch: int) -> str:
 def amdgcn_figures(amdgcn: str) -> dict[str, int]:
     """VGPRs, spills and scratch per lane from the kernel descriptor and metadata in AMDGCN text."""
 
-    def grab(pattern: str) -> int:
-        found = re.search(pattern, amdgcn, re.MULTILINE)
-        if not found:  # a figure that cannot be read is never a 0 that passes every bound
-            raise ValueError(f"the AMDGCN text has no line matching {pattern!r}: its format changed?")
-        return int(found.group(1))
+    def grab(*patterns: str) -> int:
+        """The first pattern found (releases write some figures in more than one place)."""
+        for pattern in patterns:
+            found = re.search(pattern, amdgcn, re.MULTILINE)
+            if found:
+                return int(found.group(1))
+        # a figure that cannot be read is never a 0 that passes every bound
+        raise ValueError(f"the AMDGCN text has no line matching {patterns[0]!r}: its format changed?")
 
     return {
         "registers": grab(r"^\s*\.vgpr_count:\s+(\d+)"),
         "spill_bytes": 4 * grab(r"^\s*\.vgpr_spill_count:\s+(\d+)"),
-        "stack_bytes": grab(r"^; ScratchSize:\s+(\d+)"),
+        # the scratch per lane: a comment from LLVM's printer, or (3.0.0) the metadata's own field
+        "stack_bytes": grab(r"^; ScratchSize:\s+(\d+)", r"^\s*\.private_segment_fixed_size:\s+(\d+)"),
         "scratch_bytes": grab(r"^\s*\.amdhsa_private_segment_fixed_size\s+(\d+)"),
     }
 
@@ -363,6 +393,8 @@ def compile_session(target_spec: dict[str, Any]) -> Iterator[Session]:
     with contextlib.ExitStack() as stack:
         if not on_device:
             stack.enter_context(compiling_for(target))
+        if target.backend == "hip" and not on_device:
+            hip_linker()
         probed = probe(target)
         session = Session(target, on_device=on_device)
         if target.backend == "xpu":
