@@ -13,6 +13,7 @@ judge; 64 usage.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import shutil
 import sys
@@ -113,13 +114,25 @@ class Verifier:
     def __init__(self, corpus: Path, matrix_path: Path | None, memo: Memo, log: Any) -> None:
         self.corpus, self.matrix_path, self.memo, self.log = corpus, matrix_path, memo, log
         self.matrix = load_matrix(matrix_path)
+        self.reused = self.judged = 0
+        self.fresh = False  # judge again what the memo remembers (after a change to kregress itself)
 
     def observe(self, run: CaseRun, toolchain: str | None) -> Observation:
-        """Judged once per (case files, selection, environment), like a bisect point."""
-        if toolchain is None:
-            return run.observe(None)
-        environment = EnvironmentCache().get(Toolchain.parse(toolchain), log=self.log).root.name
-        return self.memo.observations(run, toolchain, environment, 1)[0]
+        """Judged once per (case files, selection, environment), like a bisect point: a case whose
+        folder, specs and targets did not change is not judged again (the memo says so)."""
+        if toolchain is None:  # the matrix's toolchain: kregress's own environment, by its versions
+            candidate, environment = "matrix", own_environment()
+        else:
+            candidate = toolchain
+            environment = EnvironmentCache().get(Toolchain.parse(toolchain), log=self.log).root.name
+        remembered = [] if self.fresh else self.memo.get(run, candidate, environment)
+        if remembered:
+            self.reused += 1
+            return remembered[0]
+        self.judged += 1
+        observation = run.observe(toolchain)
+        self.memo.add(run, candidate, environment, observation)
+        return observation
 
     def runnable(self, case: Case) -> list[str]:
         """The bug's targets this machine judges: compile targets and the interpreter (a device
@@ -179,7 +192,7 @@ class Verifier:
             (folder / "case.toml").write_text(tomli_w.dumps(data))
             for target in self.runnable(case):
                 self.log(f"{case.id}: controls on {target}")
-                observation = CaseRun(Path(tmp), case.id, None, target, self.matrix_path).observe(None)
+                observation = self.observe(CaseRun(Path(tmp), case.id, None, target, self.matrix_path), None)
                 result.problems += xpass_problems(observation, "the matrix's toolchain")
                 for control_name, (own, stand_in) in stand_ins.items():
                     mine = observation.outcomes.get(f"{control_name}[{target}]")
@@ -191,6 +204,17 @@ class Verifier:
                     if mine is None or theirs is None:
                         why = f"no item of {control_name if mine is None else own} on {target}"
                     result.checks.append(Check("control", "matrix", target, outcome, not why, why))
+
+
+def own_environment() -> str:
+    """kregress's own environment, as a memo key: where it is and the compilers in it."""
+    versions = []
+    for package in ("triton", "torch", "tilelang"):
+        try:
+            versions.append(f"{package} {importlib.metadata.version(package)}")
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return f"own:{sys.prefix}:{', '.join(versions)}"
 
 
 def render(results: list[Verification]) -> str:
@@ -241,6 +265,7 @@ def command_verify(args: argparse.Namespace) -> ExitCode:
             log(f"{name}: no [reproduce] table in {path}: nothing says how it is shown to catch its bug")
         cases.append(case)
     verifier = Verifier(args.corpus, args.matrix, Memo(), log)
+    verifier.fresh = args.fresh
     results = []
     try:
         for case in cases:
@@ -252,6 +277,9 @@ def command_verify(args: argparse.Namespace) -> ExitCode:
         log(str(exc))
         return ExitCode.INFRASTRUCTURE
     print(render(results))
+    total = verifier.reused + verifier.judged
+    log(f"{verifier.judged} of {total} judgements made now, {verifier.reused} reused (unchanged case, specs, "
+        "target and environment)")  # fmt: skip
     if args.json:
         document = [{**asdict(r), "proven": r.proven, "reason": r.reason()} for r in results]
         args.json.write_text(json.dumps(document, indent=2) + "\n")
@@ -268,4 +296,10 @@ def register(commands: argparse._SubParsersAction) -> None:
     verify.add_argument("cases", nargs="*", help="case folder names (default: every case of --corpus)")
     verify.add_argument("--corpus", type=Path, default=Path("corpus"), help="default: corpus")
     verify.add_argument("--json", type=Path, help="also write the verdicts here")
+    verify.add_argument(
+        "--fresh",
+        action="store_true",
+        help="judge every case again, even where its folder, specs, target and environment are "
+        "unchanged (the memo keys on those, not on kregress's own code)",
+    )
     verify.set_defaults(run=command_verify)

@@ -74,3 +74,24 @@ def test_a_bad_release_under_which_the_bug_does_not_show_is_not_proven(tmp_path:
     checks = [(c["role"], c["toolchain"], c["outcome"], c["ok"]) for c in verdict["checks"]]
     assert checks == [("bad", "triton==3.6.0", "vector-loads PASS", False),
                       ("good", "triton==3.6.0", "vector-loads PASS", True)]  # fmt: skip
+
+
+def test_an_unchanged_case_is_not_judged_again(tmp_path: Path, capsys, monkeypatch) -> None:
+    """The memo keys on the case's files, its specs, the target and the environment: a second run
+    judges nothing, an edited repro is judged again, and --fresh judges everything."""
+    monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))
+    folder = corpus(tmp_path)
+    args = ["verify", "--corpus", str(folder), "proven_control"]
+
+    def judged_now(*extra: str) -> str:
+        assert main([*args, *extra]) == 0
+        return next(line for line in capsys.readouterr().err.splitlines() if "judgements" in line)
+
+    assert judged_now().endswith(
+        "1 of 1 judgements made now, 0 reused (unchanged case, specs, target and environment)"
+    )
+    assert "0 of 1 judgements made now, 1 reused" in judged_now()
+    repro = folder / "proven_control" / "repro.py"
+    repro.write_text(repro.read_text() + "\n# edited\n")
+    assert "1 of 1 judgements made now, 0 reused" in judged_now()
+    assert "1 of 1 judgements made now, 0 reused" in judged_now("--fresh")
