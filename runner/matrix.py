@@ -45,6 +45,9 @@ class RunnerEntry(Strict):
         default=None,
         description="judge under this toolchain (--toolchain); an unpinned one means its newest release",
     )
+    shards: int = Field(
+        default=1, ge=1, le=64, description="jobs the runner's corpus is split over (--shard)"
+    )
 
     @model_validator(mode="after")
     def _one_requirement(self) -> RunnerEntry:
@@ -116,16 +119,19 @@ def nightly_jobs(matrix: Matrix) -> list[dict[str, Any]]:
             args += [part for target in targets for part in ("--target", target)]
         if runner.toolchain:
             args += ["--toolchain", runner.toolchain]
-        jobs.append(
-            {
-                "runner": name,
-                "labels": runner.labels,
-                "backend": runner.backend,
-                "hosted": runner.hosted,
-                "targets": targets,
-                "pytest-args": " ".join(args),
-            }
-        )
+        for shard in range(1, runner.shards + 1):
+            split = ["--shard", f"{shard}/{runner.shards}"] if runner.shards > 1 else []
+            jobs.append(
+                {
+                    "runner": name,
+                    "job": f"{name}-{shard}of{runner.shards}" if runner.shards > 1 else name,
+                    "labels": runner.labels,
+                    "backend": runner.backend,
+                    "hosted": runner.hosted,
+                    "targets": targets,
+                    "pytest-args": " ".join(args + split),
+                }
+            )
     return jobs
 
 

@@ -8,8 +8,10 @@ work as usual.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -161,6 +163,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         'trace_passes = "on-fail" on its expectation)',
     )
     group.addoption(
+        "--shard",
+        default=None,
+        metavar="I/N",
+        help="judge only the I-th of N parts of the corpus (1-based), split by case name, the same "
+        "split on every machine: N runners each given one shard judge the whole corpus once",
+    )
+    group.addoption(
         "--no-fork-server",
         action="store_true",
         help="start a fresh interpreter for every job instead of forking one that has the compilers "
@@ -191,11 +200,38 @@ def selected_targets(matrix: Matrix, backend: str, requested: list[str]) -> list
     return chosen
 
 
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    found = re.fullmatch(r"(\d+)/(\d+)", text.strip())
+    if not found or not 1 <= int(found.group(1)) <= int(found.group(2)):
+        raise pytest.UsageError(f"--shard {text!r}: give I/N with 1 <= I <= N, e.g. --shard 2/4")
+    return int(found.group(1)), int(found.group(2))
+
+
+def shard_of(case_id: str, count: int) -> int:
+    """The 1-based shard a case belongs to: by a hash of its name, so a case added or removed moves
+    no other case, and every machine splits alike."""
+    return int(hashlib.sha256(case_id.encode()).hexdigest()[:8], 16) % count + 1
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    shard = parse_shard(config.getoption("shard"))
+    if shard is None:
+        return
+    index, count = shard
+    kept = [i for i in items if not isinstance(i, CaseItem) or shard_of(i.case.id, count) == index]
+    if len(kept) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in kept])
+        items[:] = kept
+
+
 def pytest_configure(config: pytest.Config) -> None:
     try:
         matrix = load_matrix(config.getoption("matrix"))
     except SchemaError as exc:
         raise pytest.UsageError(str(exc)) from None
+    parse_shard(config.getoption("shard"))  # a bad --shard is a usage error before anything runs
     rounds = config.getoption("perf_rounds")
     if rounds is not None and rounds < 1:
         raise pytest.UsageError(f"--perf-rounds must be at least 1 (got {rounds})")
