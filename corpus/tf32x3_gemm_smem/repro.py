@@ -35,13 +35,13 @@ def gemm_bias_kernel(a_ptr, b_ptr, bias_ptr, c_ptr, M, N, K,
 
 def operands(device: str = "cpu") -> dict:
     gen = torch.Generator().manual_seed(0)
-    a, b, bias = torch.randn(M, K, generator=gen), torch.randn(K, N, generator=gen), torch.randn(N, generator=gen)
-    tensors = {"a_ptr": a, "b_ptr": b, "bias_ptr": bias, "c_ptr": torch.empty(M, N)}
+    a, b = torch.randn(M, K, generator=gen), torch.randn(K, N, generator=gen)
+    tensors = {"a_ptr": a, "b_ptr": b, "bias_ptr": torch.randn(N, generator=gen), "c_ptr": torch.empty(M, N)}
     return {k: v.to(device) for k, v in tensors.items()}
 
 
-gemm = TritonKernel(gemm_bias_kernel, args=lambda: {**operands(), "M": M, "N": N, "K": K, "BM": BM, "BN": BN,
-                                                    "BK": BK}, configs=[{"num_warps": 4, "num_stages": 3}])  # fmt: skip
+SIZES = {"M": M, "N": N, "K": K, "BM": BM, "BN": BN, "BK": BK}
+gemm = TritonKernel(gemm_bias_kernel, args=lambda: {**operands(), **SIZES}, configs=[{"num_warps": 4, "num_stages": 3}])
 
 
 def check_gemm(device: str):
