@@ -41,7 +41,8 @@ def operands(device: str = "cpu") -> dict:
 
 
 SIZES = {"M": M, "N": N, "K": K, "BM": BM, "BN": BN, "BK": BK}
-gemm = TritonKernel(gemm_bias_kernel, args=lambda: {**operands(), **SIZES}, configs=[{"num_warps": 4, "num_stages": 3}])
+THREE_STAGES = [{"num_warps": 4, "num_stages": 3}]
+gemm = TritonKernel(gemm_bias_kernel, args=lambda: {**operands(), **SIZES}, configs=THREE_STAGES)
 
 
 def check_gemm(device: str):
