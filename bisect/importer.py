@@ -370,7 +370,9 @@ class Locator:
         return point
 
     def shows(self, point: Point) -> bool:
-        if point.outcome not in (Outcome.FAIL, Outcome.ERROR):
+        # FAIL only: an ERROR is the draft's (its driver could not run or capture the code), not the
+        # compiler's, and would send the search after the wrong thing
+        if point.outcome is not Outcome.FAIL:
             return False
         return self.pattern is None or bool(re.search(self.pattern, point.message, re.S))
 
