@@ -414,7 +414,7 @@ def boundary(low: int, high: int, before: Callable[[int], bool]) -> int:
 
 
 def final_manifest(folder: Path, target: str, kind: str, versions: list[str], first_bad: int, fixed: int,
-                   issue: UpstreamIssue, error: str | None) -> dict:  # fmt: skip
+                   issue: UpstreamIssue, error: str | None, held: set[str]) -> dict:  # fmt: skip
     manifest = read_toml(folder / "case.toml")
     manifest["expect"] = [e for e in manifest["expect"] if e["name"] == kind]
     package = versions[0].split("==")[0]
@@ -426,9 +426,11 @@ def final_manifest(folder: Path, target: str, kind: str, versions: list[str], fi
         manifest["known_bad"] = [{"link": issue.url, "reason": reason, "expect": [kind], "targets": [target],
                                   "versions": bound}]  # fmt: skip
     reproduce: dict = {"targets": [target], "bad": [versions[first_bad]], "must_fail": [kind]}
-    if first_bad > 0:  # regression: the release before it is good
+    # good ends only where the release was judged and held (one that could not be built here is no
+    # evidence either way)
+    if first_bad > 0 and versions[first_bad - 1] in held:  # a regression: the release before it
         reproduce["good"] = [versions[first_bad - 1]]
-    if fixed < len(versions):
+    if fixed < len(versions) and versions[fixed] in held:
         reproduce["good"] = [*reproduce.get("good", []), versions[fixed]]
     if "good" not in reproduce:
         reproduce["no_good"] = f"every {package} release judged shows it (still open upstream?)"
@@ -515,7 +517,8 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
                                                   else "no release without it"))  # fmt: skip
     if not args.no_reduce:
         reduce_draft(args.corpus, draft, kind, target, release, pattern, summary)
-    manifest = final_manifest(folder, target, kind, versions, first_bad, fixed, issue, evidence.error)
+    held = {p.release for p in summary.judged if p.target == target and p.outcome is Outcome.PASS}
+    manifest = final_manifest(folder, target, kind, versions, first_bad, fixed, issue, evidence.error, held)
     if "known_bad" not in manifest:
         summary.add(f"known_bad: left out: its range would be on {evidence.framework}'s version, and the "
                     f"releases judged are {versions[0].split('==')[0]}'s")  # fmt: skip

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import inspect
 import re
+import sys
+import types
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +31,18 @@ def on_cpu(source: str) -> str:
 
 
 def execute(path: Path, source: str) -> None:
-    code = compile(source, str(path), "exec")
-    exec(code, {"__name__": "__main__", "__file__": str(path)})
+    """Run the code as the main module of a script, as its reporter did: a module of its own stands
+    in for __main__ while it runs (frontends that parse a kernel's source, as TileLang's does, look
+    its names up through the function's module)."""
+    module = types.ModuleType("__main__")
+    module.__file__ = str(path)
+    saved = sys.modules.get("__main__")
+    sys.modules["__main__"] = module
+    try:
+        exec(compile(source, str(path), "exec"), module.__dict__)  # the point: run the reporter's code
+    finally:
+        if saved is not None:
+            sys.modules["__main__"] = saved
 
 
 def run_pasted(path: Path, device: str) -> None:
@@ -48,8 +60,11 @@ class Launched(KregressError):
 
 
 def capture_first_launch(path: Path) -> Any:
-    """The code's first kernel launch as a TritonKernel: the @triton.jit function, the arguments it
-    was launched with (on the CPU) and its launch options as the one config."""
+    """The code's first kernel as its framework's wrapper: for Triton the @triton.jit function, the
+    arguments it was launched with (on the CPU) and its launch options as the one config; for
+    TileLang the first prim_func handed to `tilelang.compile` (or built by `@tilelang.jit`)."""
+    if re.search(r"^\s*(import|from)\s+tilelang\b", path.read_text(), re.M):
+        return capture_first_tilelang_compile(path)
     from triton.runtime.jit import JITFunction
 
     from kregress.case import TritonKernel
@@ -74,3 +89,28 @@ def capture_first_launch(path: Path) -> Any:
     options = {k: v for k, v in kwargs.items() if k in LAUNCH_OPTIONS and v is not None}
     arguments = dict(bound.arguments)
     return TritonKernel(kernel, args=lambda: arguments, configs=[options] if options else None)
+
+
+def capture_first_tilelang_compile(path: Path) -> Any:
+    import importlib
+
+    import tilelang
+
+    from kregress.case import TileLangKernel
+
+    module = importlib.import_module("tilelang.jit")  # `tilelang.jit` itself is the decorator
+
+    def stop(func: Any = None, *args: Any, **kwargs: Any) -> Any:
+        raise Launched(func, args, kwargs)
+
+    originals = (tilelang.compile, module.compile)
+    tilelang.compile = module.compile = stop  # JITImpl.compile looks the module's up when called
+    try:
+        execute(path, path.read_text())
+    except Launched as launched:
+        func, kwargs = launched.kernel, launched.kwargs
+    else:
+        raise CaseError(f"{path.name} ran to its end without compiling a TileLang kernel")
+    finally:
+        tilelang.compile, module.compile = originals
+    return TileLangKernel(lambda: func, pass_configs=dict(kwargs.get("pass_configs") or {}))

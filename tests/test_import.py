@@ -251,27 +251,70 @@ INT1_ISSUE = {
 }
 
 
+SELECT_ISSUE = {
+    "title": "[BUG] vectorized select emits invalid CUDA",
+    "created_at": "2026-07-16T00:00:00Z",
+    "labels": ["bug"],
+    "body": "\n".join(
+        [
+            "With 0.1.12 this fails to build on an H100:",
+            "",
+            "```python",
+            "import tilelang",
+            "from tilelang import language as T",
+            "",
+            "N = 8",
+            "",
+            "",
+            "@tilelang.jit",
+            "def make():",
+            "    @T.prim_func",
+            "    def pick(src: T.Tensor[(N,), T.float32], dst: T.Tensor[(N,), T.float32]):",
+            "        with T.Kernel(1, threads=1):",
+            "            for i in T.vectorized(N):",
+            "                x = src[i]",
+            "                dst[i] = T.Select(x > 0.0, x, x * 2.0)",
+            "",
+            "    return pick",
+            "",
+            "",
+            "make()",
+            "```",
+            "",
+            "```",
+            "error: expression must have bool type (or be convertible to bool)",
+            "```",
+            "",
+        ]
+    ),
+}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("number", "saved", "shown", "bisected"),
+    ("url", "saved", "shown", "bisected", "bound"),
     [
-        (1387, BF16_ISSUE, "locate: shows on cuda:sm_90 under triton==3.3.0",
-         "bisect: shows from triton==3.0.0 … triton==3.3.1; first fixed triton==3.4.0"),
-        (6200, INT1_ISSUE, "locate: shows on cpu:interpreter under triton==3.2.0",
-         "first fixed triton==3.4.0"),
+        ("https://github.com/triton-lang/triton/issues/1387", BF16_ISSUE,
+         "locate: shows on cuda:sm_90 under triton==3.3.0",
+         "bisect: shows from triton==3.0.0 … triton==3.3.1; first fixed triton==3.4.0", ",<3.4.0"),
+        ("https://github.com/triton-lang/triton/issues/6200", INT1_ISSUE,
+         "locate: shows on cpu:interpreter under triton==3.2.0", "first fixed triton==3.4.0", ",<3.4.0"),
+        ("https://github.com/tile-ai/tilelang/issues/2682", SELECT_ISSUE,
+         "locate: shows on cuda:sm_90 under tilelang==0.1.12",
+         "bisect: shows from tilelang==0.1.10 … tilelang==0.1.13; first fixed tilelang==0.1.14", ",<0.1.14"),
     ],
 )  # fmt: skip
-def test_real_triton_issues_saved_as_json_become_proven_drafts(
-    tmp_path: Path, number: int, saved: dict, shown: str, bisected: str
+def test_real_issues_saved_as_json_become_proven_drafts(
+    tmp_path: Path, url: str, saved: dict, shown: str, bisected: str, bound: str
 ) -> None:
-    """A compile error on sm_90 (the capture of the first launch, compiled for the target) and an
-    interpreter bug, each under the release of the issue's date, bisected over real releases."""
+    """A compile error on sm_90 (the first launch captured and compiled for the target), an
+    interpreter bug, and a TileLang build that nvcc refuses (the first prim_func handed to
+    tilelang.compile), each under the release of the issue's date, bisected over real releases."""
     import json
 
     issue_file = tmp_path / "issue.json"
     issue_file.write_text(json.dumps(saved))
     (tmp_path / "corpus").mkdir()
-    url = f"https://github.com/triton-lang/triton/issues/{number}"
     done = subprocess.run(
         [sys.executable, "-m", "kregress.cli", "import", url, "--issue-file", str(issue_file),
          "--corpus", str(tmp_path / "corpus"), "--no-reduce"],
@@ -280,5 +323,6 @@ def test_real_triton_issues_saved_as_json_become_proven_drafts(
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     assert shown in said and bisected in said and "verify: PROVEN" in said
-    manifest = tomllib.loads((tmp_path / "corpus" / f"triton_{number}_draft" / "case.toml").read_text())
-    assert manifest["known_bad"][0]["versions"].endswith(",<3.4.0")
+    (draft,) = (tmp_path / "corpus").glob("*_draft")
+    manifest = tomllib.loads((draft / "case.toml").read_text())
+    assert manifest["known_bad"][0]["versions"].endswith(bound)

@@ -10,6 +10,7 @@ judged by ir expectations, and `compiles` SKIPs with the reason instead of blami
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -149,7 +150,8 @@ def compile_kernel(
     except Exception as exc:
         source = lowered_source(tilelang, kernel.build(), arch)
         result.status = "source_only" if source is not None else "compile_error"
-        result.error_type, result.message = type(exc).__name__, without_source(str(exc))[-4000:]
+        message = without_source(str(exc)) + diagnosis(str(exc))
+        result.error_type, result.message = type(exc).__name__, message[-4000:]
         if source is not None:
             (out_dir / "config0.cuda_source").write_text(source)
             result.ir["cuda_source"] = "config0.cuda_source"
@@ -170,6 +172,14 @@ def compile_kernel(
         result.artifacts["registers"] = result.metrics["registers"]
     result.seconds = time.perf_counter() - started
     return [result]
+
+
+def diagnosis(message: str) -> str:
+    """nvcc's error lines from a failed build's message, kept after the command that failed (the
+    source they point into is dropped): the last line says what went wrong, as a reader and a
+    search for the quoted error look for it."""
+    errors = [line.strip() for line in message.splitlines() if re.search(r"\berror\b\s*:", line)]
+    return "".join(f"\n{line}" for line in errors[-3:])
 
 
 def without_source(message: str) -> str:
