@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import run_corpus
 from kregress.jobs import child_environment
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
@@ -250,39 +251,14 @@ def test_an_environment_that_brings_its_torch_borrows_only_what_the_child_needs(
 def test_amd_targets_of_releases_that_link_externally_get_a_linker(tmp_path: Path, version: str) -> None:
     """Up to 3.4 a release links its AMD code object with ld.lld: the newest LLVM one here is handed
     to it and reported; pointed at none (3.3.1), the items SKIP saying what to install."""
-    import json
-    import shutil
-
     if not list(Path("/usr/lib").glob("llvm-*/bin/ld.lld")):
         pytest.skip("no LLVM ld.lld on this machine (apt-get install lld-19)")
-    work = tmp_path / "work"
-    shutil.copytree(
-        Path(__file__).parent / "corpora" / "kinds" / "vector_add", work / "corpus" / "vector_add"
-    )
-    report = tmp_path / "results.json"
-    command = [
-        sys.executable,
-        "-m",
-        "pytest",
-        "corpus",
-        "--target",
-        "hip:gfx942",
-        "--toolchain",
-        f"triton=={version}",
-        "-k",
-        "compiles",
-        "-p",
-        "no:cacheprovider",
-        "--kregress-json",
-        str(report),
-    ]
-    subprocess.run(command, cwd=work, capture_output=True, timeout=900, check=False)
-    (item,) = json.loads(report.read_text())["items"]
+    args = ("--target", "hip:gfx942", "--toolchain", f"triton=={version}", "-k", "compiles")
+    (item,) = run_corpus(tmp_path / "found", "kinds/vector_add", args=args).document["items"]
     assert item["outcome"] == "PASS", item["message"]
     assert item["toolchain"]["hip_lld"].endswith("/bin/ld.lld")
     if version == "3.0.0":
         return  # 3.0.0 also looks for ld.lld on PATH itself
-    env = {**os.environ, "TRITON_HIP_LLD_PATH": str(tmp_path / "no-such-ld.lld")}
-    subprocess.run(command, cwd=work, env=env, capture_output=True, timeout=900, check=False)
-    (item,) = json.loads(report.read_text())["items"]
+    none = {"TRITON_HIP_LLD_PATH": str(tmp_path / "no-such-ld.lld")}
+    (item,) = run_corpus(tmp_path / "none", "kinds/vector_add", args=args, env=none).document["items"]
     assert item["outcome"] == "SKIP" and "apt-get install lld-19" in item["message"], item["message"]
