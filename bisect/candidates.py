@@ -4,6 +4,7 @@ toolchain spec the runner can install."""
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import os
@@ -178,9 +179,18 @@ class LinkList(HTMLParser):
             self.inside = None
 
 
-def released_versions(package: str, index: str) -> list[Version]:
-    """Every version of `package` on a simple index (PyPI's, or any PEP 503/691 one) that has a
-    file not yanked, sorted."""
+@dataclass(frozen=True)
+class IndexFile:
+    """One file of a package on a simple index."""
+
+    version: Version
+    yanked: bool
+    uploaded: dt.datetime | None  # PEP 700 `upload-time`, where the index gives it (JSON only)
+
+
+def index_files(package: str, index: str) -> list[IndexFile]:
+    """The files of `package` on a simple index (PyPI's, or any PEP 503/691 one) whose names carry
+    a version, read once."""
     url = f"{index.rstrip('/')}/{canonicalize_name(package)}/"
     request = urllib.request.Request(url, headers={"Accept": f"{SIMPLE_JSON}, text/html;q=0.1"})
     try:
@@ -191,13 +201,25 @@ def released_versions(package: str, index: str) -> list[Version]:
             raise CandidateError(f"{package} is not on the index {index} ({url}: 404)") from None
         raise
     if kind == SIMPLE_JSON:
-        files = [(f["filename"], bool(f.get("yanked"))) for f in json.loads(body)["files"]]
+        entries = [
+            (f["filename"], bool(f.get("yanked")), f.get("upload-time")) for f in json.loads(body)["files"]
+        ]
     else:
         links = LinkList()
         links.feed(body)
-        files = links.files
-    versions = {version_of(name) for name, yanked in files if not yanked}
-    return sorted(v for v in versions if v is not None)
+        entries = [(name, yanked, None) for name, yanked in links.files]
+    found = []
+    for name, yanked, uploaded in entries:
+        version = version_of(name)
+        if version is not None:
+            when = dt.datetime.fromisoformat(uploaded.replace("Z", "+00:00")) if uploaded else None
+            found.append(IndexFile(version, yanked, when))
+    return found
+
+
+def released_versions(package: str, index: str) -> list[Version]:
+    """Every version of `package` on a simple index that has a file not yanked, sorted."""
+    return sorted({f.version for f in index_files(package, index) if not f.yanked})
 
 
 def version_of(filename: str) -> Version | None:

@@ -29,8 +29,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +38,7 @@ import tomli_w
 from github import Auth, Github, GithubException
 from packaging.version import Version
 
-from kregress.bisect.candidates import PYPI, SIMPLE_JSON, CandidateError, released_versions, version_of
+from kregress.bisect.candidates import PYPI, CandidateError, index_files
 from kregress.bisect.github import explain
 from kregress.bisect.judging import CaseRun, InfrastructureError
 from kregress.errors import ExitCode, KregressError
@@ -322,24 +320,18 @@ def package_for(target: str, framework: str, given: str | None) -> str:
     return framework
 
 
-def release_dates(package: str, index: str) -> dict[Version, dt.datetime]:
-    """When each release was first uploaded, where the index says (PEP 700 `upload-time`)."""
-    request = urllib.request.Request(f"{index.rstrip('/')}/{package}/", headers={"Accept": SIMPLE_JSON})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as response:
-            if response.headers.get_content_type() != SIMPLE_JSON:
-                return {}
-            files = json.loads(response.read().decode())["files"]
-    except (urllib.error.URLError, OSError, ValueError, KeyError):
-        return {}
-    dates: dict[Version, dt.datetime] = {}
-    for entry in files:
-        version, uploaded = version_of(entry["filename"]), entry.get("upload-time")
-        if version is None or not uploaded:
-            continue
-        when = dt.datetime.fromisoformat(uploaded.replace("Z", "+00:00"))
-        dates[version] = min(dates.get(version, when), when)
-    return dates
+def releases_and_dates(package: str, index: str, oldest: Version) -> tuple[list[str], dict[str, dt.datetime]]:
+    """The releases to search (from `oldest`; betas only where nothing else is out), and when each
+    was first uploaded where the index says (PEP 700), from one read of the index."""
+    files = [f for f in index_files(package, index) if not f.yanked and f.version >= oldest]
+    released = sorted({f.version for f in files})
+    finals = [v for v in released if not v.is_prerelease]
+    dates: dict[str, dt.datetime] = {}
+    for f in files:
+        if f.uploaded is not None:
+            spec = f"{package}=={f.version}"
+            dates[spec] = min(dates.get(spec, f.uploaded), f.uploaded)
+    return [f"{package}=={v}" for v in finals or released], dates
 
 
 @dataclass
@@ -380,18 +372,16 @@ class Locator:
 def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str]], issue: UpstreamIssue,
            index: str, framework: str, package: str | None) -> tuple[str, str]:  # fmt: skip
     """The first (target, release) where the draft shows the quoted error."""
+    dates_of: dict[str, dict[str, dt.datetime]] = {}
     for target in targets:
         pkg = package_for(target, framework, package)
-        if pkg not in releases_of:
+        if pkg not in releases_of:  # each package's index is read once
             oldest = Version(FRAMEWORKS[framework].oldest_release or "0") if pkg != package else Version("0")
-            released = [v for v in released_versions(pkg, index) if v >= oldest]
-            finals = [v for v in released if not v.is_prerelease]  # betas only where nothing else is out
-            releases_of[pkg] = [f"{pkg}=={v}" for v in finals or released]
+            releases_of[pkg], dates_of[pkg] = releases_and_dates(pkg, index, oldest)
         versions = releases_of[pkg]
         if not versions:
             continue
-        dates = release_dates(pkg, index)
-        at_date = [f"{pkg}=={v}" for v, when in sorted(dates.items()) if when <= issue.created]
+        at_date = [v for v in versions if v in dates_of[pkg] and dates_of[pkg][v] <= issue.created]
         for release in dict.fromkeys([*(at_date[-1:]), versions[-1]]):
             if locator.shows(locator.judge(target, release)):
                 return target, release

@@ -42,7 +42,7 @@ from kregress.manifest import Case, load_case
 from kregress.matrix import Matrix, SchemaError, Target, load_matrix
 from kregress.record import ItemRecord
 from kregress.report import RECORD, ResultsCollector
-from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
+from kregress.toolchains import ToolchainError
 
 
 @dataclass
@@ -269,7 +269,7 @@ def explicit_interpreter(config: pytest.Config) -> Interpreter | None:
             if pinned != spec:
                 progress(f"--toolchain {spec}: its newest release is {pinned}")
             spec = pinned
-        return EnvironmentCache().get(Toolchain.parse(spec), log=progress).interpreter()
+        return toolchain_interpreter(spec, progress)
     except (ToolchainError, CandidateError, OSError) as exc:
         pytest.exit(f"kregress: {exc}", returncode=pytest.ExitCode.INTERNAL_ERROR)
 
