@@ -4,7 +4,9 @@ The code is kept as it was pasted (a draft's pasted.py); what changes is how it 
 its device strings name the CPU and each launch runs in the interpreter (the job sets
 TRITON_INTERPRET=1); on a device it runs as written; for a compile target its first launch is
 captured (the kernel, its bound arguments and launch options) and compiled for the target instead
-of run, through the same adapter as every case. Child side: imported inside toolchain environments.
+of run, through the same adapter as every case; an ahead-of-time `triton.compile(ASTSource(...))`
+is captured the same way, its arguments made from the source's signature. Child side: imported
+inside toolchain environments.
 """
 
 from __future__ import annotations
@@ -21,6 +23,11 @@ from kregress.errors import KregressError
 
 DEVICE_STRING = re.compile(r"""(["'])(cuda|xpu|hip)(:\d+)?\1""")
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "grf_mode")
+# Triton's signature strings for the pointers and scalars of an ahead-of-time ASTSource.
+SIGNATURE_DTYPES = {"fp64": "float64", "fp32": "float32", "fp16": "float16", "bf16": "bfloat16",
+                    "i64": "int64", "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8",
+                    "i1": "bool", "u32": "uint32", "u64": "uint64", "fp8e4nv": "float8_e4m3fn",
+                    "fp8e5": "float8_e5m2"}  # fmt: skip
 
 
 def on_cpu(source: str) -> str:
@@ -65,6 +72,8 @@ def capture_first_launch(path: Path) -> Any:
     TileLang the first prim_func handed to `tilelang.compile` (or built by `@tilelang.jit`)."""
     if re.search(r"^\s*(import|from)\s+tilelang\b", path.read_text(), re.M):
         return capture_first_tilelang_compile(path)
+    import triton
+    import triton.compiler as compiler_module
     from triton.runtime.jit import JITFunction
 
     from kregress.case import TritonKernel
@@ -72,16 +81,27 @@ def capture_first_launch(path: Path) -> Any:
     def stop(self: Any, *args: Any, **kwargs: Any) -> Any:
         raise Launched(self, args, kwargs)
 
+    original_compile = triton.compile
+
+    def stop_compile(src: Any, *args: Any, **kwargs: Any) -> Any:
+        """An ahead-of-time `triton.compile(ASTSource(...), target=...)`: its kernel, with
+        arguments made from the signature (a pointer's dtype is all a compile needs)."""
+        if not hasattr(src, "fn") or not hasattr(src, "signature"):
+            return original_compile(src, *args, **kwargs)
+        raise Launched(src.fn, (), arguments_of_source(src))
+
     original = JITFunction.run
     JITFunction.run = stop  # type: ignore[method-assign]
+    triton.compile = compiler_module.compile = stop_compile
     try:
         execute(path, on_cpu(path.read_text()))
     except Launched as launched:
         kernel, args, kwargs = launched.kernel, launched.args, launched.kwargs
     else:
-        raise CaseError(f"{path.name} ran to its end without launching a Triton kernel")
+        raise CaseError(f"{path.name} ran to its end without launching or compiling a Triton kernel")
     finally:
         JITFunction.run = original  # type: ignore[method-assign]
+        triton.compile = compiler_module.compile = original_compile
     parameters = inspect.signature(kernel.fn).parameters
     bound = inspect.signature(kernel.fn).bind_partial(
         *args, **{k: v for k, v in kwargs.items() if k in parameters}
@@ -89,6 +109,38 @@ def capture_first_launch(path: Path) -> Any:
     options = {k: v for k, v in kwargs.items() if k in LAUNCH_OPTIONS and v is not None}
     arguments = dict(bound.arguments)
     return TritonKernel(kernel, args=lambda: arguments, configs=[options] if options else None)
+
+
+def arguments_of_source(src: Any) -> dict[str, Any]:
+    """Values for an ASTSource's parameters: its constexprs as given, a one-element CPU tensor of
+    each pointer's dtype, 1 for each scalar. Releases key the signature and constants by name
+    (3.3 on) or by position (before), and constants by a tuple path in between: all are read."""
+    import torch
+
+    names = list(src.fn.arg_names)
+
+    def by_name(table: Any) -> dict[str, Any]:
+        out = {}
+        for key, value in dict(table or {}).items():
+            index = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+            name = names[index] if isinstance(index, int) and index < len(names) else index
+            if isinstance(name, str):
+                out[name] = value
+        return out
+
+    signature = by_name(src.signature)
+    constants = {**by_name(getattr(src, "constants", None)), **by_name(getattr(src, "constexprs", None))}
+    values: dict[str, Any] = {}
+    for name in names:
+        kind = str(signature.get(name, "constexpr"))
+        if name in constants or kind == "constexpr":
+            values[name] = constants.get(name)
+        elif kind.startswith("*"):
+            dtype = SIGNATURE_DTYPES.get(kind.lstrip("*k"), "float32")
+            values[name] = torch.empty(1, dtype=getattr(torch, dtype))
+        else:
+            values[name] = 1.0 if kind.startswith(("fp", "bf")) else 1
+    return values
 
 
 def capture_first_tilelang_compile(path: Path) -> Any:

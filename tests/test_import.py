@@ -326,3 +326,59 @@ def test_real_issues_saved_as_json_become_proven_drafts(
     (draft,) = (tmp_path / "corpus").glob("*_draft")
     manifest = tomllib.loads((draft / "case.toml").read_text())
     assert manifest["known_bad"][0]["versions"].endswith(bound)
+
+
+AHEAD_OF_TIME = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def reverse(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    tl.store(out_ptr + offs, tl.flip(tl.load(x_ptr + offs)))
+
+
+src = triton.compiler.ASTSource(
+    fn=reverse,
+    signature={"x_ptr": "*fp16", "out_ptr": "*fp16", "n": "i32", "BLOCK": "constexpr"},
+    constexprs={"BLOCK": 128},
+)
+triton.compile(src, target=triton.backends.compiler.GPUTarget("cuda", 80, 32))
+raise SystemExit("the capture stops the code at triton.compile")
+"""
+
+
+def test_an_ahead_of_time_compile_is_captured_like_a_launch(tmp_path: Path) -> None:
+    """Reporters who have no GPU paste `triton.compile(ASTSource(...), target=...)`: its kernel, its
+    constexprs and a tensor of each pointer's dtype become the draft's kernel."""
+    import torch
+
+    from kregress.pasted import capture_first_launch
+
+    pasted = tmp_path / "pasted.py"
+    pasted.write_text(AHEAD_OF_TIME)
+    kernel = capture_first_launch(pasted)
+    arguments = kernel.args()
+    assert kernel.fn.fn.__name__ == "reverse"
+    assert arguments["BLOCK"] == 128 and arguments["n"] == 1
+    assert arguments["x_ptr"].dtype == arguments["out_ptr"].dtype == torch.float16
+
+
+def test_sources_keyed_by_position_as_older_releases_key_them() -> None:
+    """Releases before 3.3 key an ASTSource's signature by position and its constants by a tuple path."""
+    from types import SimpleNamespace
+
+    import torch
+    import triton
+    import triton.language as tl
+
+    from kregress.pasted import arguments_of_source
+
+    @triton.jit
+    def scale(x_ptr, factor, BLOCK: tl.constexpr):
+        tl.store(x_ptr + tl.arange(0, BLOCK), tl.load(x_ptr + tl.arange(0, BLOCK)) * factor)
+
+    source = SimpleNamespace(fn=scale, signature={0: "*bf16", 1: "fp32"}, constants={(2,): 64})
+    arguments = arguments_of_source(source)
+    assert arguments["x_ptr"].dtype == torch.bfloat16
+    assert arguments["factor"] == 1.0 and arguments["BLOCK"] == 64
