@@ -7,8 +7,8 @@ doing what a triager does by hand, as far as it can, and saying exactly where it
           `error:` line, a mismatch report), into corpus/NAME_draft/: pasted.py holds the code as
           pasted, repro.py a driver that runs it (kregress.pasted), ISSUE.md what was read;
 3. locate where it shows: the targets this machine judges (the issue's words and labels first), under
-          the release current at the issue's date and the newest one, until one FAILs with the quoted
-          error (or at all, when none is quoted);
+          the release current at the issue's date (the oldest, for an older issue) and the newest one,
+          until one FAILs with the quoted error (or at all, when none is quoted);
 4. bisect the releases for the first that shows it and the first that no longer does;
 5. reduce pasted.py with `kregress reduce --error-matches` (the draft's own copy, NAME_draft_reduced);
 6. write  case.toml with the links, the expectation, [[known_bad]] for the range and [reproduce],
@@ -382,7 +382,9 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
         if not versions:
             continue
         at_date = [v for v in versions if v in dates_of[pkg] and dates_of[pkg][v] <= issue.created]
-        for release in dict.fromkeys([*(at_date[-1:]), versions[-1]]):
+        # An issue older than every release judged here (reported on a nightly, or before the
+        # oldest release kregress installs) shows, if anywhere, in the oldest one.
+        for release in dict.fromkeys([*(at_date[-1:] or versions[:1]), versions[-1]]):
             if locator.shows(locator.judge(target, release)):
                 return target, release
     raise ImportStopped(

@@ -382,3 +382,32 @@ def test_sources_keyed_by_position_as_older_releases_key_them() -> None:
     arguments = arguments_of_source(source)
     assert arguments["x_ptr"].dtype == torch.bfloat16
     assert arguments["factor"] == 1.0 and arguments["BLOCK"] == 64
+
+
+FIXED_HISTORY = [
+    Step("Vectorized scale", BAD, release="0.1"),
+    Step("Release 0.2", BAD, release="0.2"),
+    Step("Fix scale (#50)", GOOD, release="0.3"),
+]
+
+
+@pytest.fixture(scope="module")
+def fixed_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("tinycc-fixed")
+    repo, shas = make_compiler_repo(root / "repo", FIXED_HISTORY)
+    wheels = [build_release(repo, sha, root / "wheels") for sha in shas]
+    with local_index(root / "index", wheels) as url:
+        yield url
+
+
+def test_an_issue_older_than_every_release_is_tried_on_the_oldest(tmp_path: Path, fixed_index: str) -> None:
+    """Reported on a nightly before any release installable here, and fixed since: the newest
+    release holds, so the bug is looked for in the oldest, where it shows."""
+    with serving() as fake:
+        url = opened(fake, 8, MISMATCH_ISSUE)
+        fake.repository(REPO).opened[8]["created_at"] = "2020-01-01T00:00:00Z"
+        done = run_import(tmp_path, fake, fixed_index, url, "--no-reduce")
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "locate: shows on cpu:interpreter under tinycc==0.1" in said
+    assert "first fixed tinycc==0.3" in said
