@@ -229,14 +229,20 @@ def quoted_error(text: str) -> str | None:
 
 def error_pattern(error: str | None) -> str | None:
     """What a judged message must contain to be the quoted error: its exception class and, where it
-    has one, the words of its message up to the first number or quote (those vary by release)."""
+    has one, the words of its message up to the first number or quote (those vary by release); or,
+    for a raised error, the longest run of its message's words between quotes and numbers."""
     if error is None:
         return None
     raised = RAISED.match(error)
     if raised:
         name = raised.group(1).rsplit(".", 1)[-1]
         words = re.split(r"[\d'\"`(\[{<]", raised.group(2) or "", maxsplit=1)[0].strip()
-        return re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
+        pattern = re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
+        # Triton wraps frontend exceptions in a CompilationError that may show the message without
+        # its class: the message's longest run of words outside quotes and numbers names it too.
+        phrases = [p.strip() for p in re.split(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\d+", raised.group(2) or "")]
+        phrase = max(phrases, key=len, default="")
+        return f"(?:{pattern}|{re.escape(phrase[:60])})" if len(phrase) >= 16 else pattern
     compiler = COMPILER_ERROR.match(error)
     text = compiler.group(1) if compiler else error
     words = re.split(r"[\d'\"`(\[{<]", text, maxsplit=1)[0].strip()

@@ -202,6 +202,10 @@ def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() ->
     pattern = error_pattern("AssertionError: Mismatched elements: [0. 7.]")
     assert re.search(pattern, "RUNTIME_ERROR: AssertionError: Mismatched elements: [0. 8.]")
     assert not re.search(pattern, "RUNTIME_ERROR: AssertionError: something else")
+    # Newer releases wrap a frontend TypeError in a CompilationError that drops its class name.
+    pattern = error_pattern("TypeError: '<=' not supported between instances of 'int' and 'NoneType'")
+    assert re.search(pattern, "COMPILE_ERROR: CompilationError: '<=' not supported between instances of")
+    assert not re.search(pattern, "COMPILE_ERROR: CompilationError: 'int' object is not callable")
     assert error_pattern(None) is None
 
 
