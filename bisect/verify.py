@@ -31,7 +31,7 @@ from kregress.judge import Outcome
 from kregress.manifest import Case, load_case
 from kregress.matrix import load_matrix
 from kregress.schema import SchemaError, read_toml
-from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
+from kregress.toolchains import Toolchain, ToolchainError
 
 HELD = (Outcome.PASS, Outcome.XPASS)
 BROKEN = (Outcome.FAIL, Outcome.XFAIL)
@@ -124,7 +124,9 @@ class Verifier:
             candidate, environment = "matrix", own_environment()
         else:
             candidate = toolchain
-            environment = EnvironmentCache().get(Toolchain.parse(toolchain), log=self.log).root.name
+            # By what it holds, not where: a fresh clone's environments lend from another folder
+            # (CI clones afresh every run) and judge the same, so their verdicts are reused.
+            environment = Toolchain.parse(toolchain).verdict_key()
         remembered = [] if self.fresh else self.memo.get(run, candidate, environment)
         if remembered:
             self.reused += 1
@@ -207,14 +209,15 @@ class Verifier:
 
 
 def own_environment() -> str:
-    """kregress's own environment, as a memo key: where it is and the compilers in it."""
+    """kregress's own environment, as a memo key: the compilers in it (not its folder, which a
+    fresh clone changes)."""
     versions = []
     for package in ("triton", "torch", "tilelang"):
         try:
             versions.append(f"{package} {importlib.metadata.version(package)}")
         except importlib.metadata.PackageNotFoundError:
             continue
-    return f"own:{sys.prefix}:{', '.join(versions)}"
+    return f"own:{', '.join(versions)}"
 
 
 def render(results: list[Verification]) -> str:

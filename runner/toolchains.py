@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.metadata
 import importlib.util
 import json
 import os
@@ -143,6 +144,20 @@ class Toolchain:
         """Same requirements (with the companions the rules add), same local files, same Python, same
         environment lending its packages: same environment. A changed rule in COMPANIONS thus leads
         to a new environment."""
+        # The environment lends kregress's own packages by path: one made beside another kregress
+        # environment (a runner's job rebuilt in another folder) would lend from a folder that is gone.
+        return self.digest(
+            {"lends_from": child_module_paths() if self.brings("torch") else base_layer_paths()}
+        )
+
+    def verdict_key(self) -> str:
+        """What a judgement under this toolchain depends on: `key()` with the versions of what
+        kregress lends in place of the folder it lends them from. A fresh clone's environment lends
+        from a new folder (a new environment) and judges exactly as the old one did."""
+        lent = CHILD_MODULES if self.brings("torch") else LENT_PACKAGES
+        return self.digest({"lends": {name: distribution_version(name) for name in lent}})
+
+    def digest(self, lender: dict[str, Any]) -> str:
         fingerprint = {
             "format": ENV_FORMAT,
             "python": sys.version,
@@ -150,10 +165,7 @@ class Toolchain:
             "companions": self.companions(),
             "companion_env": self.environment_variables(),
             "files": {str(p): fingerprint_path(p) for p in self.paths()},
-            # The environment lends kregress's own packages by path: one made beside another
-            # kregress environment (a runner's job rebuilt in another folder) would lend from a
-            # folder that is gone.
-            "lends_from": child_module_paths() if self.brings("torch") else base_layer_paths(),
+            **lender,
         }
         if package_index():  # only when set, so the keys of PyPI environments stay as they were
             fingerprint["index"] = package_index()
@@ -274,6 +286,18 @@ def base_layer_paths() -> list[str]:
 # pydantic models. An environment that brings its own torch borrows only these from kregress's.
 CHILD_MODULES = ("pydantic", "pydantic_core", "annotated_types", "typing_extensions", "typing_inspection")
 LENT_FOLDER = "kregress-lent"
+
+
+# What an environment that does not bring torch borrows from kregress's: what a judgement can see.
+LENT_PACKAGES = ("torch", "numpy", "tilelang", *CHILD_MODULES)
+
+
+def distribution_version(name: str) -> str | None:
+    """The installed version of a module's distribution in kregress's environment, if any."""
+    try:
+        return importlib.metadata.version(name.replace("_", "-"))
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def child_module_paths() -> list[str]:

@@ -262,3 +262,17 @@ def test_amd_targets_of_releases_that_link_externally_get_a_linker(tmp_path: Pat
     none = {"TRITON_HIP_LLD_PATH": str(tmp_path / "no-such-ld.lld")}
     (item,) = run_corpus(tmp_path / "none", "kinds/vector_add", args=args, env=none).document["items"]
     assert item["outcome"] == "SKIP" and "apt-get install lld-19" in item["message"], item["message"]
+
+
+def test_a_verdict_outlives_the_folder_its_environment_lends_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A fresh clone's kregress lends from another folder: a new environment (its .pth would point
+    at the old one), but the same verdicts; a different lent version is a different verdict."""
+    from kregress import toolchains
+
+    spec = toolchains.Toolchain.parse("triton==3.2.0")
+    key, verdict = spec.key(), spec.verdict_key()
+    monkeypatch.setattr(toolchains, "base_layer_paths", lambda: ["/elsewhere/.venv/lib/site-packages"])
+    assert spec.key() != key
+    assert spec.verdict_key() == verdict
+    monkeypatch.setattr(toolchains, "distribution_version", lambda name: "0.0-other")
+    assert spec.verdict_key() != verdict
