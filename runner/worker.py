@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from kregress.adapters import CompilerBroken, MeasurementError, Unsupported
+from kregress.adapters import AdapterError, CompilerBroken, MeasurementError, Unsupported
 from kregress.child_results import CaseError, JobStatus
 from kregress.frameworks import FRAMEWORKS
 
@@ -130,6 +130,10 @@ def main(argv: list[str]) -> int:
         result = {"status": JobStatus.CASE_ERROR, "reason": str(exc)}
     except MeasurementError as exc:
         reason = f"kregress could not measure the result: {exc}"
+        detail = traceback.format_exc()[-8000:]
+        result = {"status": JobStatus.HARNESS_ERROR, "reason": reason, "traceback": detail}
+    except AdapterError as exc:
+        reason = f"kregress's {job['framework']} adapter failed, not the compiler: {exc}"
         detail = traceback.format_exc()[-8000:]
         result = {"status": JobStatus.HARNESS_ERROR, "reason": reason, "traceback": detail}
     except Exception as exc:  # raised by the compiler or the kernel under test

@@ -99,3 +99,39 @@ def test_tilelang_passes_are_traced_in_tir(tmp_path, toolchain, lowered_by, atom
     atomics_item = run.item("accumulate::no-atomics[cuda:sm_90]")
     assert atomics_item["outcome"] == "FAIL"
     assert atomics in atomics_item["message"], atomics_item["message"]
+
+
+HALF_TAN_MANIFEST = """
+title = "TileLang: 16-bit tan"
+framework = "tilelang"
+[upstream]
+repo = "example/kernels"
+issue = "https://github.com/example/kernels/issues/8"
+[[expect]]
+name = "compiles-f16"
+kind = "compiles"
+kernel = "slopes_f16"
+targets = ["cuda:sm_90"]
+[[expect]]
+name = "compiles-f32"
+kind = "compiles"
+kernel = "slopes_f32"
+targets = ["cuda:sm_90"]
+"""
+
+
+@pytest.mark.slow
+def test_a_release_that_takes_no_dict_target_is_judged_and_its_bad_source_fails(tmp_path) -> None:
+    """tilelang 0.1.7.post3 reads a dict target's `.kind` and raised AttributeError, which was
+    reported as this machine's toolkit failing. Given a TVM Target it compiles; its 16-bit tan calls
+    htan(), which nvcc refuses in the generated kernel file: the compiler's FAIL, not a SKIP."""
+    repro = (CORPORA.parent.parent / "corpus" / "tilelang_half_tan" / "repro.py").read_text()
+    run = run_written_case(
+        tmp_path, "half_tan", repro, HALF_TAN_MANIFEST,
+        args=("--toolchain", "tilelang==0.1.7.post3", "--target", "cuda:sm_90"),
+    )  # fmt: skip
+    assert "has no attribute 'kind'" not in run.output
+    half = run.item("half_tan::compiles-f16[cuda:sm_90]")
+    assert half["outcome"] == "FAIL", run.output[-3000:]
+    assert half["failure_kind"] == "COMPILE_ERROR" and "htan" in half["message"]
+    assert run.item("half_tan::compiles-f32[cuda:sm_90]")["outcome"] == "PASS"

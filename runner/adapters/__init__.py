@@ -18,8 +18,28 @@ from kregress.child_results import ConfigStatus as ConfigStatus
 from kregress.errors import KregressError
 
 
-class MeasurementError(KregressError):
-    """The kernel compiled but kregress could not read its figures: an ERROR of the harness."""
+class HarnessError(KregressError):
+    """kregress's own code failed, not the compiler under test: an ERROR naming kregress, never a
+    FAIL blamed on the compiler nor a SKIP blamed on the machine."""
+
+
+class MeasurementError(HarnessError):
+    """The kernel compiled but kregress could not read its figures."""
+
+
+class AdapterError(HarnessError):
+    """An adapter spoke an API the release under test does not take (a target it cannot parse, an
+    argument it lacks): the adapter must learn that release's API."""
+
+
+def raised_in_kregress(exc: BaseException) -> bool:
+    """Whether the innermost frame of the exception's traceback is kregress's own code."""
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return Path(tb.tb_frame.f_code.co_filename).resolve().is_relative_to(Path(__file__).resolve().parents[1])
 
 
 class CompilerBroken(KregressError):

@@ -1,10 +1,11 @@
 """TileLang: lower a prim_func for a CUDA target, keep the generated CUDA source and PTX, and read
 registers/spills with the ptxas of the CUDA toolkit that produced the PTX.
 
-Releases spell the target differently ({"kind": "cuda", "arch": "sm_90"} recently, "cuda -arch=sm_90"
-earlier); each spelling is tried in turn. When TileLang lowers a kernel but nvcc cannot build the
-result here (an old release's templates against a newer CUDA toolkit), the generated source is still
-judged by ir expectations, and `compiles` SKIPs with the reason instead of blaming the compiler.
+Every release takes a TVM `Target` object (plain dicts only recent ones), so the adapter builds
+one with the release's own TVM. When TileLang lowers a kernel but nvcc cannot build the result here
+(an old release's templates against a newer CUDA toolkit), the generated source is still judged by
+ir expectations, and `compiles` SKIPs naming nvcc instead of blaming the compiler. An exception
+raised in the adapter's own code is kregress's ERROR, never either of those.
 """
 
 from __future__ import annotations
@@ -13,11 +14,19 @@ import contextlib
 import re
 import shutil
 import time
+import traceback
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kregress.adapters import ConfigResult, MeasurementError, Unsupported, ptxas_figures
+from kregress.adapters import (
+    AdapterError,
+    ConfigResult,
+    MeasurementError,
+    Unsupported,
+    ptxas_figures,
+    raised_in_kregress,
+)
 from kregress.pass_trace import PASS_DUMPS
 
 PASS_DUMPS_FILE = "config0.tir-passes"
@@ -35,35 +44,58 @@ def target_spellings(arch: str) -> list[Any]:
     return [{"kind": "cuda", "arch": arch}, f"cuda -arch={arch}"]
 
 
-def rejects_spelling(exc: Exception, spelling: Any) -> bool:
-    """Did the release refuse how the target was written (rather than fail to compile)?"""
-    return str(spelling) in str(exc) or (isinstance(exc, TypeError) and "target" in str(exc).lower())
+def cuda_target(tilelang: Any, arch: str) -> Any:
+    """The target as a TVM `Target` made by the release's own TVM: the one form every release's
+    `tilelang.compile` takes (0.1.7.x reads a dict's `.kind` and fails)."""
+    from tilelang import tvm
+
+    refused = []
+    for spelling in target_spellings(arch):
+        try:
+            return tvm.target.Target(spelling)
+        except Exception as exc:  # this TVM parses the other spelling
+            refused.append(f"{spelling!r}: {type(exc).__name__}: {exc}")
+    raise AdapterError(
+        f"tilelang {tilelang.__version__}'s TVM accepts none of the target spellings for {arch}: "
+        + "; ".join(refused)
+    )
 
 
-def lowered_source(tilelang: Any, prim_func: Any, arch: str) -> str | None:
+NATIVE_BUILD_FILES = ("jit/adapter/libgen.py", "contrib/nvcc.py")
+
+
+def native_build_failed(exc: BaseException) -> bool:
+    """Whether nvcc (run by TileLang on the generated source) is what failed, not the lowering."""
+    if str(exc).startswith("Compilation Failed!"):
+        return True
+    frames = traceback.extract_tb(exc.__traceback__)
+    return any(frame.filename.replace("\\", "/").endswith(NATIVE_BUILD_FILES) for frame in frames)
+
+
+NVCC_ERROR = re.compile(r"^(?P<file>\S.*?)\((?P<line>\d+)\): (?:catastrophic )?error\b", re.MULTILINE)
+
+
+def toolkit_refused(message: str) -> bool:
+    """nvcc failed only inside headers (the release's templates, the toolkit's own): a toolkit this
+    release was not made for. An error in the generated kernel file itself (a call to a function
+    that does not exist, a type that does not convert) is the code the compiler generated: its
+    failure, not the machine's. Releases that pass on no nvcc output (0.1.6.x) leave nothing to
+    blame the compiler with."""
+    return not any(found["file"].endswith(".cu") for found in NVCC_ERROR.finditer(message))
+
+
+def lowered_source(tilelang: Any, prim_func: Any, target: Any) -> str | None:
     """The CUDA source TileLang generates, without building it."""
     try:
-        from tilelang import tvm
-
-        with tvm.target.Target(f"cuda -arch={arch}"):
+        with target:
             return str(tilelang.lower(prim_func).kernel_source)
     except Exception:
         return None
 
 
-def compile_with_some_spelling(tilelang: Any, kernel: Any, arch: str) -> Any:
+def compile_for(tilelang: Any, kernel: Any, target: Any) -> Any:
     options = {"pass_configs": dict(kernel.pass_configs)} if kernel.pass_configs else {}
-    last: Exception | None = None
-    for spelling in target_spellings(arch):
-        try:
-            return tilelang.compile(kernel.build(), target=spelling, **options)
-        except Exception as exc:
-            if not rejects_spelling(exc, spelling):
-                raise
-            last = exc
-    raise Unsupported(
-        f"tilelang {tilelang.__version__} accepts none of the target spellings for {arch}: {last}"
-    )
+    return tilelang.compile(kernel.build(), target=target, **options)
 
 
 @contextlib.contextmanager
@@ -137,18 +169,22 @@ def compile_kernel(
     result = ConfigResult(label="default")
     started = time.perf_counter()
     arch = target_spec["arch"]
+    target = cuda_target(tilelang, arch)
     if trace_passes:  # written up to where the compile stops (nvcc may refuse an old release's source)
         result.ir[PASS_DUMPS] = PASS_DUMPS_FILE
     try:
         with (
             tir_pass_dumps(tilelang, out_dir / PASS_DUMPS_FILE) if trace_passes else contextlib.nullcontext()
         ):
-            compiled = compile_with_some_spelling(tilelang, kernel, arch)
+            compiled = compile_for(tilelang, kernel, target)
         source = compiled.get_kernel_source()
     except Unsupported:
         raise
     except Exception as exc:
-        source = lowered_source(tilelang, kernel.build(), arch)
+        if raised_in_kregress(exc):
+            raise AdapterError(f"{type(exc).__name__}: {exc}") from exc
+        refused_here = native_build_failed(exc) and toolkit_refused(str(exc))
+        source = lowered_source(tilelang, kernel.build(), target) if refused_here else None
         result.status = "source_only" if source is not None else "compile_error"
         message = without_source(str(exc)) + diagnosis(str(exc))
         result.error_type, result.message = type(exc).__name__, message[-4000:]
