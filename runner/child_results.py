@@ -56,6 +56,7 @@ class ConfigResult:
     metrics: dict[str, int] = field(default_factory=dict)
     artifacts: dict[str, Any] = field(default_factory=dict)
     ir: dict[str, str] = field(default_factory=dict)  # stage -> file name in the job folder
+    code: dict[str, str] = field(default_factory=dict)  # stage -> digest of the code (code_identity)
     # artifact property -> why it cannot be read here (a SKIP reason, never a silent None)
     unavailable: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0

@@ -489,6 +489,7 @@ class CaseItem(pytest.Item):
             job_seconds=round(outcome.seconds, 3),
             known_bad=judged.known_bad.link if judged.known_bad else None,
             device=state(self.config).device if self.target.kind == "device" else None,
+            code={c.label: c.code for c in outcome.configs if c.code} or None,
         )
         self.user_properties.append(("kregress", json.dumps(self.outcome_record)))  # for JUnit XML
         if verdict.outcome == Outcome.ERROR:

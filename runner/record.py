@@ -35,6 +35,7 @@ class ItemRecord(BaseModel):
     device: dict[str, str] | None = None  # the GPU of a device target
     duration: float | None = None
     attempts: list[Outcome] | None = None  # every outcome when judged more than once in a run
+    code: dict[str, dict[str, str]] | None = None  # config -> stage -> digest of generated code
 
     def as_json(self) -> dict[str, Any]:
         """The fields that were given, as JSON values (a record read back equals what was written)."""

@@ -27,6 +27,7 @@ from kregress.adapters import (
     ptxas_figures,
     raised_in_kregress,
 )
+from kregress.code_identity import stage_digests
 from kregress.pass_trace import PASS_DUMPS
 
 PASS_DUMPS_FILE = "config0.tir-passes"
@@ -189,16 +190,19 @@ def compile_kernel(
         message = without_source(str(exc)) + diagnosis(str(exc))
         result.error_type, result.message = type(exc).__name__, message[-4000:]
         if source is not None:
+            result.code = stage_digests({"cuda_source": source})
             (out_dir / "config0.cuda_source").write_text(source)
             result.ir["cuda_source"] = "config0.cuda_source"
         result.seconds = time.perf_counter() - started
         return [result]
     (out_dir / "config0.cuda_source").write_text(source)
     result.ir["cuda_source"] = "config0.cuda_source"
+    result.code = stage_digests({"cuda_source": source})
     result.artifacts = {"binary_kind": "cubin", "arch": arch}
     get_ptx = getattr(compiled, "_get_ptx", None)  # absent in some releases: then no resource figures
     if get_ptx is not None:
         ptx = get_ptx()
+        result.code = stage_digests({"cuda_source": source, "ptx": ptx})
         (out_dir / "config0.ptx").write_text(ptx)
         result.ir["ptx"] = "config0.ptx"
         try:

@@ -33,6 +33,7 @@ from kregress.adapters import (
     ocloc,
     ptxas_figures,
 )
+from kregress.code_identity import digest, stage_digests
 from kregress.pass_trace import PASS_DUMPS
 
 # Why kregress could not provision the Level Zero headers for this child (see kregress.level_zero).
@@ -499,6 +500,7 @@ def compile_kernel(
                 result.message = with_cause(exc)[-4000:]
             result.seconds = time.perf_counter() - started
             if result.status == "ok":
+                result.code = stage_digests(compiled.asm)
                 try:
                     result.metrics, result.artifacts = measure(compiled, target)
                     describe_artifacts(result, compiled, session, seen_before)
@@ -600,6 +602,7 @@ def native_step(result: ConfigResult, compiled: Any, session: Session) -> None:
         result.unavailable["binary_device"] = (
             f"the compiler produced SPIR-V; kregress built its native code for {device} itself"
         )
+    result.code["zebin"] = digest("zebin", zebin)
     figures = ocloc.figures(zebin, name)
     hardware_threads = -(-result.artifacts["threads_per_block"] // figures["simd_size"])
     result.metrics.update(
