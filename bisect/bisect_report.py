@@ -9,10 +9,96 @@ import shlex
 from rich.table import Table
 
 from kregress.bisect.bisection import MAX_EXCERPT, Level, Point
-from kregress.bisect.judging import Observation
+from kregress.bisect.judging import Observation, item_verdict
 from kregress.bisect.search import PointVerdict
+from kregress.code_identity import first_difference as first_code_difference
+from kregress.code_identity import order_of
 from kregress.markdown import fenced
 from kregress.pass_trace import aligned, first_difference
+
+
+def boundary_points(level: Level) -> tuple[Point, Point] | None:
+    """The last good and the first bad point, when the level found one boundary."""
+    if level.result is None or not level.result.exact or level.problems:
+        return None
+    points = level.bisection.points
+    good = points.get(level.candidates[level.result.last_good].key)
+    bad = points.get(level.candidates[level.result.first_bad].key)
+    if good is None or bad is None or good.observation is None or bad.observation is None:
+        return None
+    return good, bad
+
+
+def flipped_items(good: Observation, bad: Observation, regress: str) -> list[str]:
+    """The items judged good at the last good point and bad at the first bad one: what the culprit
+    is blamed for."""
+    return [
+        item
+        for item, outcome in bad.outcomes.items()
+        if item in good.outcomes
+        and item_verdict(outcome, bad.failure_kinds.get(item), regress) == PointVerdict.BAD
+        and item_verdict(good.outcomes[item], good.failure_kinds.get(item), regress) == PointVerdict.GOOD
+    ]
+
+
+def code_change(item: str, good: Observation, bad: Observation) -> str | None:
+    """How the generated code of one item differs between the two points: the first stage that
+    differs, per config; None when neither side recorded code (an interpreter or device run)."""
+    before, after = good.code.get(item) or {}, bad.code.get(item) or {}
+    if not before and not after:
+        return None
+    if not before or not after:
+        missing = "last good" if not before else "first bad"
+        return f"differs: no code at the {missing} point (it did not compile)"
+    differing = []
+    for config in sorted(set(before) | set(after)):
+        if config not in before or config not in after:
+            differing.append(f"{config}: compiled on one side only")
+            continue
+        stage = first_code_difference(before[config], after[config])
+        if stage is not None:
+            differing.append(f"{config}: from {stage} on")
+    if differing:
+        return "differs (" + "; ".join(differing) + ")"
+    stages = sorted({s for c in before.values() for s in c}, key=order_of)
+    return f"identical at every stage ({', '.join(stages)})"
+
+
+def suspect_items(level: Level, regress: str) -> list[str]:
+    """Items whose outcome the culprit changes without changing their generated code."""
+    ends = boundary_points(level)
+    if ends is None:
+        return []
+    good, bad = (p.observation for p in ends)
+    assert good is not None and bad is not None
+    flipped = flipped_items(good, bad, regress)
+    changes = {item: code_change(item, good, bad) for item in flipped}
+    recorded = {item: change for item, change in changes.items() if change is not None}
+    if not recorded or any(not c.startswith("identical") for c in recorded.values()):
+        return []
+    return sorted(recorded)
+
+
+def code_section(level: Level, regress: str) -> list[str]:
+    """Per item, whether the last good and the first bad point generate different code."""
+    ends = boundary_points(level)
+    if ends is None:
+        return []
+    good_point, bad_point = ends
+    good, bad = good_point.observation, bad_point.observation
+    assert good is not None and bad is not None
+    flipped = set(flipped_items(good, bad, regress))
+    lines = []
+    for item in sorted(set(good.outcomes) & set(bad.outcomes)):
+        change = code_change(item, good, bad)
+        if change is None:
+            continue
+        role = "its outcome changed" if item in flipped else "same outcome"
+        lines.append(f"- {item} ({role}): {change}")
+    if not lines:
+        return []
+    title = f"Generated code, {good_point.candidate.label} → {bad_point.candidate.label}:"
+    return ["", title, *lines]
 
 
 def changed_values(good: Point, bad: Point) -> list[str]:
@@ -37,6 +123,13 @@ def headline(level: Level, expectation: str | None, regress: str) -> str:
         return "no single culprit: " + "; ".join(level.problems)
     if result.exact:
         pr = f" (PR #{culprit.pr})" if culprit.pr else ""
+        suspect = suspect_items(level, regress)
+        if suspect:
+            return (
+                f"Suspect culprit: **{culprit.label}**{pr} changes the outcome of {', '.join(suspect)} but "
+                f"generates the same code as {good.label} at every stage: look at the environment, a "
+                "runtime change or flakiness before blaming it."
+            )
         if regress == "pass":
             scope = "the whole case holds" if not expectation else f"{expectation} passes"
             return f"First fixed ({scope}): **{culprit.label}**{pr}; last broken: {good.label}."
@@ -147,6 +240,7 @@ def markdown(
         lines += ["", *points_rows(level)]
     searched = [level for level in levels if level.result is not None]
     lines += culprit_details(searched[-1]) if searched else []
+    lines += code_section(searched[-1], regress) if searched else []
     lines += passes or []
     counts = ", ".join(
         f"{level.result.calls} points judged in {level.result.rounds} rounds over {len(level.candidates)} "

@@ -38,6 +38,8 @@ class Observation:
     messages: dict[str, str] = field(default_factory=dict)
     measured: dict[str, Any] = field(default_factory=dict)
     versions: dict[str, str] = field(default_factory=dict)
+    # item -> config -> stage -> digest of the generated code (kregress.code_identity)
+    code: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
 
     def summary(self) -> str:
         parts = []
@@ -164,6 +166,8 @@ class CaseRun:
             observation.failure_kinds[name] = item.get("failure_kind")
             observation.messages[name] = item.get("message", "")
             observation.measured[name] = item.get("measured")
+            if item.get("code"):
+                observation.code[name] = item["code"]
             observation.versions.update(item.get("toolchain") or {})
         if not items:
             raise InfrastructureError(
