@@ -56,7 +56,12 @@ def code_change(item: str, good: Observation, bad: Observation) -> str | None:
             differing.append(f"{config}: compiled on one side only")
             continue
         stage = first_code_difference(before[config], after[config])
-        if stage is not None:
+        if stage is None:
+            continue
+        if stage not in before[config] or stage not in after[config]:
+            reached = "first bad" if stage in after[config] else "last good"
+            differing.append(f"{config}: {stage} only at the {reached} point, the same code before it")
+        else:
             differing.append(f"{config}: from {stage} on")
     if differing:
         return "differs (" + "; ".join(differing) + ")"

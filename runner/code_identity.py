@@ -18,7 +18,8 @@ import re
 from collections.abc import Mapping
 
 # Stages in the order a compile produces them; the first that differs is the one a report names.
-STAGE_ORDER = ("ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "spv", "zebin", "cuda_source")
+# (TileLang starts from the CUDA source it generates.)
+STAGE_ORDER = ("cuda_source", "ttir", "ttgir", "llir", "ptx", "amdgcn", "cubin", "hsaco", "spv", "zebin")
 
 MLIR = (
     re.compile(r"^#loc\d*\s*=.*$", re.MULTILINE),  # location aliases
@@ -91,7 +92,7 @@ def order_of(stage: str) -> int:
 
 
 def first_difference(before: Mapping[str, str], after: Mapping[str, str]) -> str | None:
-    """The first stage both compiles produced whose code differs; None when every shared stage
-    agrees (and at least one is shared)."""
-    shared = sorted(set(before) & set(after), key=order_of)
-    return next((s for s in shared if before[s] != after[s]), None)
+    """The first stage, in compile order, whose code differs or that only one compile reached (the
+    other stopped before it); None when both reached the same stages with the same code."""
+    stages = sorted(set(before) | set(after), key=order_of)
+    return next((s for s in stages if before.get(s) != after.get(s)), None)

@@ -79,3 +79,5 @@ def test_what_is_not_code_is_stripped_per_stage() -> None:
     }  # the input is not output
     assert stage_digests({"cubin": b"\x7fELF1"}) != stage_digests({"cubin": b"\x7fELF2"})
     assert first_difference({"ttir": "a", "ptx": "b"}, {"ttir": "a", "ptx": "c", "cubin": "d"}) == "ptx"
+    # one compile stopped before ptx: that is where they part
+    assert first_difference({"cuda_source": "a"}, {"cuda_source": "a", "ptx": "b"}) == "ptx"

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -135,3 +138,25 @@ def test_a_release_that_takes_no_dict_target_is_judged_and_its_bad_source_fails(
     assert half["outcome"] == "FAIL", run.output[-3000:]
     assert half["failure_kind"] == "COMPILE_ERROR" and "htan" in half["message"]
     assert run.item("half_tan::compiles-f32[cuda:sm_90]")["outcome"] == "PASS"
+
+
+@pytest.mark.slow
+def test_a_release_fix_search_tells_an_item_whose_code_changed_from_one_whose_did_not(tmp_path) -> None:
+    """tilelang 0.1.14 fixed 16-bit tan in its own headers: the float16 kernel's generated source is
+    the same on both sides, but only 0.1.14 builds it to PTX; the float32 control generates the same
+    source and PTX under both. The report tells the two apart, and does not call the fix suspect."""
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPORA.parent.parent / "corpus" / "tilelang_half_tan", corpus / "half_tan")
+    report = tmp_path / "report.md"
+    command = [sys.executable, "-m", "kregress.cli", "bisect", "half_tan", "--corpus", str(corpus),
+               "--target", "cuda:sm_90", "--good", "tilelang==0.1.13", "--bad", "tilelang==0.1.14",
+               "--regress", "pass", "--markdown", str(report)]  # fmt: skip
+    env = {**os.environ, "KREGRESS_CACHE_DIR": str(tmp_path / "cache")}  # judged now, not from a memo
+    done = subprocess.run(command, capture_output=True, text=True, timeout=1800, env=env, check=False)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    text = report.read_text()
+    assert "First fixed (the whole case holds): **tilelang==0.1.14**" in text
+    assert "Generated code, tilelang==0.1.13 → tilelang==0.1.14:" in text
+    changed = "- compiles-f16[cuda:sm_90] (its outcome changed): differs (default: ptx only at the first bad"
+    assert changed in text
+    assert "- compiles-f32[cuda:sm_90] (same outcome): identical at every stage (cuda_source, ptx)" in text

@@ -184,9 +184,10 @@ def compile_kernel(
     except Exception as exc:
         if raised_in_kregress(exc):
             raise AdapterError(f"{type(exc).__name__}: {exc}") from exc
-        refused_here = native_build_failed(exc) and toolkit_refused(str(exc))
-        source = lowered_source(tilelang, kernel.build(), target) if refused_here else None
-        result.status = "source_only" if source is not None else "compile_error"
+        build_failed = native_build_failed(exc)
+        source = lowered_source(tilelang, kernel.build(), target) if build_failed else None
+        refused_here = source is not None and toolkit_refused(str(exc))
+        result.status = "source_only" if refused_here else "compile_error"
         message = without_source(str(exc)) + diagnosis(str(exc))
         result.error_type, result.message = type(exc).__name__, message[-4000:]
         if source is not None:
