@@ -43,6 +43,7 @@ from kregress.bisect.candidates import (
     tag_name,
     tag_range,
 )
+from kregress.bisect.dependencies import boundary_context
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
 from kregress.bisect.search import one_point, plain_bound
 from kregress.errors import ExitCode
@@ -106,6 +107,9 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
         if level.result is not None:
             console.print(points_table(level))
     passes = pass_trace_at_culprit(levels[-1], run, console) if levels[-1].exact else []
+    if levels[-1].exact:
+        framework = load_case(run.corpus / run.case / "case.toml").manifest.framework
+        passes = boundary_context(levels[-1], framework, args.tag_pattern) + passes
     text = markdown(args.case, args.expectation, args.target, args.regress, levels, passes)
     print(text)
     if args.markdown:

@@ -17,7 +17,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import git
@@ -105,6 +105,7 @@ class Step:
     buildable: bool = True
     release: str | None = None
     tagged: bool = True
+    files: dict[str, str] = field(default_factory=dict)  # other files the commit writes (a pin)
 
 
 def make_compiler_repo(folder: Path, steps: list[Step]) -> tuple[git.Repo, list[str]]:
@@ -120,7 +121,10 @@ def make_compiler_repo(folder: Path, steps: list[Step]) -> tuple[git.Repo, list[
         version = step.release or f"0.0.dev{n}"
         broken = "" if step.buildable else "[[[broken\n"
         (folder / "pyproject.toml").write_text(PYPROJECT.format(version=version) + broken)
-        repo.index.add(["tinycc/__init__.py", "pyproject.toml", "backend/tinycc_build.py"])
+        for name, text in step.files.items():
+            (folder / name).parent.mkdir(parents=True, exist_ok=True)
+            (folder / name).write_text(text)
+        repo.index.add(["tinycc/__init__.py", "pyproject.toml", "backend/tinycc_build.py", *step.files])
         shas.append(repo.index.commit(step.message).hexsha)
         if step.release and step.tagged:
             repo.create_tag(f"v{step.release}")

@@ -9,17 +9,19 @@ import git
 import pytest
 from compiler_fixture import BAD, FLAKY, GOOD, Step, make_compiler_repo, run_bisect
 
+OLD_LLVM, NEW_LLVM = "a1" * 20, "b2" * 20
+
 
 def make_repo(folder: Path) -> tuple[git.Repo, list[str]]:
     return make_compiler_repo(
         folder,
         [
-            Step("Initial compiler", GOOD),
+            Step("Initial compiler", GOOD, files={"cmake/llvm-hash.txt": OLD_LLVM + "\n"}),
             Step("Add a fast path", GOOD),
             Step("Rework the scheduler (#37)", FLAKY),
             Step("Break the build", GOOD, buildable=False),
             Step("Fix the build", GOOD),
-            Step("Vectorize scale (#42)", BAD),
+            Step("Vectorize scale (#42)", BAD, files={"cmake/llvm-hash.txt": NEW_LLVM + "\n"}),
             Step("Tidy up", BAD),
             Step("More tidying", BAD),
             Step("Fix scale for large inputs (#50)", GOOD),
@@ -46,6 +48,9 @@ def test_bisect_finds_the_culprit_commit_around_skips_and_flakes(tmp_path: Path)
     assert "good (bad/good/good)" in text  # the flaky commit: three votes, majority good
     assert "WRONG_RESULT" in text
     assert "Reproduce:" in text and "--toolchain" in text
+    # The culprit also moved the LLVM pin: the report names both hashes.
+    assert "The culprit bumps a pinned dependency" in text
+    assert f"- LLVM (cmake/llvm-hash.txt): {OLD_LLVM[:12]} → {NEW_LLVM[:12]}" in text
     # Both ends are verified first: a "good" end that is bad stops with what was observed.
     wrong = bisect(tmp_path, "--repo", str(repo.working_dir), "--good", shas[5], "--bad", shas[7])
     assert wrong.returncode == 1, wrong.stdout + wrong.stderr

@@ -160,3 +160,4 @@ def test_a_release_fix_search_tells_an_item_whose_code_changed_from_one_whose_di
     changed = "- compiles-f16[cuda:sm_90] (its outcome changed): differs (default: ptx only at the first bad"
     assert changed in text
     assert "- compiles-f32[cuda:sm_90] (same outcome): identical at every stage (cuda_source, ptx)" in text
+    assert "https://github.com/tile-ai/tilelang/compare/v0.1.13...v0.1.14" in text

@@ -62,6 +62,15 @@ class Framework:
     native_packages: tuple[str, ...] = ()  # packages whose native libraries may need providing
     starter: Starter | None = None
     oldest_release: str = ""  # the oldest release kregress's adapter judges (a search starts there)
+    # package -> its GitHub repository, whose tags v{version} a release-level answer links to
+    repositories: dict[str, str] = field(default_factory=dict)
+
+    def repository_of(self, package: str) -> str | None:
+        """The GitHub repository (owner/name) a package of this framework is released from."""
+        for name, repository in self.repositories.items():
+            if name == package or (name.endswith("*") and package.startswith(name[:-1])):
+                return repository
+        return None
 
     def not_applicable(self, kind: str) -> str | None:
         """Why a target of this kind does not apply at all (not collected), or None."""

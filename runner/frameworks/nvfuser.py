@@ -228,4 +228,5 @@ FRAMEWORK = NvFuserFramework(
         for torch in TORCH_LINES
     ),
     starter=Starter("cuda:device", "row_sum", EXPECT, REPRO),
+    repositories={"nvfuser-*": "NVIDIA/Fuser"},
 )

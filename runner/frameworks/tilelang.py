@@ -86,4 +86,5 @@ FRAMEWORK = Framework(
     native_packages=("tilelang", "tvm", "tvm_ffi"),
     starter=Starter("cuda:sm_90", "scaled_copy", EXPECT, REPRO),
     oldest_release="0.1.6.post2",  # the oldest the adapter was measured to build
+    repositories={"tilelang": "tile-ai/tilelang"},
 )  # fmt: skip

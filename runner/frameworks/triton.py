@@ -141,4 +141,5 @@ FRAMEWORK = TritonFramework(
     ),
     starter=Starter("cpu:interpreter", "scaled_add", EXPECT, REPRO),
     oldest_release="3.0.0",  # the adapter absorbs the compile API from 3.0.0 on
+    repositories={"triton": "triton-lang/triton", "triton-xpu": "intel/intel-xpu-backend-for-triton"},
 )  # fmt: skip
