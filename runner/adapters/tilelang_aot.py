@@ -74,15 +74,21 @@ def native_build_failed(exc: BaseException) -> bool:
 
 
 NVCC_ERROR = re.compile(r"^(?P<file>\S.*?)\((?P<line>\d+)\): (?:catastrophic )?error\b", re.MULTILINE)
+PTXAS_ERROR = re.compile(r"^ptxas (?:error|fatal)\b", re.MULTILINE | re.IGNORECASE)
 
 
 def toolkit_refused(message: str) -> bool:
-    """nvcc failed only inside headers (the release's templates, the toolkit's own): a toolkit this
-    release was not made for. An error in the generated kernel file itself (a call to a function
-    that does not exist, a type that does not convert) is the code the compiler generated: its
-    failure, not the machine's. Releases that pass on no nvcc output (0.1.6.x) leave nothing to
-    blame the compiler with."""
-    return not any(found["file"].endswith(".cu") for found in NVCC_ERROR.finditer(message))
+    """Whether nvcc's failure is this machine's CUDA toolkit, not the compiler under test.
+
+    The compiler's: an error in the kernel file it generated (a call to a function that does not
+    exist), in a header it ships (its templates, its CUTLASS: a static_assert refusing a block
+    size), or ptxas refusing its PTX for the target. The machine's: errors only in the toolkit's own
+    headers. Releases that pass on no nvcc output (0.1.6.x) leave nothing to blame the compiler
+    with, so that is the machine's too."""
+    if PTXAS_ERROR.search(message):
+        return False
+    files = [found["file"] for found in NVCC_ERROR.finditer(message)]
+    return not any(name.endswith(".cu") or "/tilelang/" in name for name in files)
 
 
 def lowered_source(tilelang: Any, prim_func: Any, target: Any) -> str | None:
