@@ -106,16 +106,49 @@ def code_section(level: Level, regress: str) -> list[str]:
     return ["", title, *lines]
 
 
+def shown_figures(measured: object, failure_kind: str | None, outcome: str | None) -> str:
+    """Measured values as a reader writes them (`stack_bytes 32 [num_warps=4]`), never a dict's
+    repr; nothing measured (an error, a crash) says so and why."""
+    if not measured:
+        return f"not measured ({failure_kind or outcome or 'no result'})"
+    if not isinstance(measured, dict):
+        return str(measured)
+    parts = []
+    for name, value in measured.items():
+        if name == "configs":
+            parts.append("compiled: " + ", ".join(map(str, value)))
+        elif name == "failed_configs":
+            parts.append("did not compile: " + ", ".join(map(str, value)))
+        elif isinstance(value, dict):
+            parts += [f"{name} {figure} [{config}]" for config, figure in value.items()]
+        else:
+            parts.append(f"{name} {value}")
+    return "; ".join(parts)
+
+
 def changed_values(good: Point, bad: Point) -> list[str]:
     """Measured values that differ between the last good and the first bad point."""
     if not good.observation or not bad.observation:
         return []
+    before_seen, after_seen = good.observation, bad.observation
     lines = []
-    for item, before in good.observation.measured.items():
-        after = bad.observation.measured.get(item)
+    for item, before in before_seen.measured.items():
+        after = after_seen.measured.get(item)
         if before != after:
-            lines.append(f"{item}: {before} → {after}")
+            was = shown_figures(before, before_seen.failure_kinds.get(item), before_seen.outcomes.get(item))
+            now = shown_figures(after, after_seen.failure_kinds.get(item), after_seen.outcomes.get(item))
+            lines.append(f"{item}: {was} → {now}")
     return lines
+
+
+VERDICT_WORDS = {
+    # a fix search (--regress pass) looks for where the case first holds: its "good" end is broken
+    "pass": {PointVerdict.GOOD: "broken", PointVerdict.BAD: "fixed", PointVerdict.SKIP: "skip"},
+}
+
+
+def verdict_word(verdict: PointVerdict, regress: str) -> str:
+    return VERDICT_WORDS.get(regress, {}).get(verdict, verdict.value)
 
 
 def headline(level: Level, expectation: str | None, regress: str) -> str:
@@ -160,7 +193,8 @@ def points_rows(level: Level) -> list[str]:
         point = level.bisection.points.get(candidate.key)
         if point is not None:
             outcome = point.describe().replace("|", "/")[:300]
-            lines.append(f"| {candidate.label} | {point.verdict.value}{point.shown_votes()} | {outcome} |")
+            verdict = verdict_word(point.verdict, level.bisection.regress)
+            lines.append(f"| {candidate.label} | {verdict}{point.shown_votes()} | {outcome} |")
     return lines
 
 
@@ -177,9 +211,15 @@ def culprit_details(level: Level) -> list[str]:
         changes = changed_values(good_point, bad_point)
         if changes:
             lines += ["", "Measured values that changed:", *(f"- {c}" for c in changes)]
-        if bad_point.observation:
-            excerpt = "\n".join(m for m in bad_point.observation.messages.values() if m)[:MAX_EXCERPT]
-            lines += ["", f"Outcome at {culprit.label}:", fenced(excerpt)]
+        # The error is what a reader wants: at the first bad point of a regression, at the last
+        # broken one of a fix search (the fixed point only says it passes).
+        fix_search = level.bisection.regress == "pass"
+        shown, where = (
+            (good_point, "the last broken point") if fix_search else (bad_point, "the first bad point")
+        )
+        if shown.observation:
+            excerpt = "\n".join(m for m in shown.observation.messages.values() if m)[:MAX_EXCERPT]
+            lines += ["", f"Outcome at {where}, {shown.candidate.label}:", fenced(excerpt)]
     spec = level.bisection.known_toolchain(culprit)
     if spec:
         command = shlex.join(level.bisection.run.command(spec)[1:]).replace("-m pytest", "pytest", 1)
@@ -264,5 +304,6 @@ def points_table(level: Level) -> Table:
     for candidate in level.candidates:
         point = level.bisection.points.get(candidate.key)
         if point:
-            table.add_row(candidate.label, point.verdict.value + point.shown_votes(), point.describe()[:120])
+            verdict = verdict_word(point.verdict, level.bisection.regress)
+            table.add_row(candidate.label, verdict + point.shown_votes(), point.describe()[:120])
     return table

@@ -6,6 +6,11 @@ bad release's tags (--tag-pattern, v{version} by default), reusing the releases'
 those tags, and reports both levels. Between two git refs of --repo it walks their commits.
 While one point is judged, the environments of both points that may come next are built ahead.
 
+Which end is which: --good is the older end, where the outcome is still the old one, and --bad the
+newer end, where it has changed. With --regress fail (the default) --good PASSes and --bad FAILs.
+With --regress pass (looking for the fix) --good is the broken end, where the case still FAILs, and
+--bad the fixed end, where it holds; the report then says broken and fixed.
+
 Exit codes: 0 a single culprit found (the commit, when commits were searched); 1 no single
 culprit (an end did not verify, skips left a range, history was not monotone, or a release
 disagrees with a build of its tag); 3 infrastructure (the runner or the package index failed);
@@ -246,8 +251,16 @@ def register(commands: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bisect.add_argument("case", help="the case folder name under --corpus")
-    bisect.add_argument("--good", required=True, help="a release (triton==3.2.0) or, with --repo, a git ref")
-    bisect.add_argument("--bad", required=True, help="a release (triton==3.6.0) or, with --repo, a git ref")
+    bisect.add_argument(
+        "--good", required=True,
+        help="the older end, with the old outcome (for --regress pass: where it is still broken): a "
+        "release (triton==3.2.0) or, with --repo, a git ref",
+    )  # fmt: skip
+    bisect.add_argument(
+        "--bad", required=True,
+        help="the newer end, with the new outcome (for --regress pass: where it is fixed): a release "
+        "(triton==3.6.0) or, with --repo, a git ref",
+    )  # fmt: skip
     bisect.add_argument(
         "--expectation", "-e", help="judge this expectation only (default: all of the case's)"
     )

@@ -75,3 +75,38 @@ def test_an_item_that_stopped_compiling_differs(tmp_path: Path) -> None:
     text = report(tmp_path, {})
     assert "First bad (fail): **triton==3.8.0**" in text
     assert "differs: no code at the first bad point (it did not compile)" in text
+
+
+def fix_search_report(tmp_path: Path) -> str:
+    """A fix search: 3.4.0 broken (the kernel raised, nothing measured), 3.5.0 fixed (figures)."""
+    candidates = [
+        Candidate("triton==3.4.0", toolchain="triton==3.4.0"),
+        Candidate("triton==3.5.0", toolchain="triton==3.5.0"),
+    ]
+    run = CaseRun(corpus=tmp_path, case="stack", expectation=None, target=None)
+    bisection = Bisection(run, "pass", 1, None, Memo(tmp_path / "memo.json"), Console(quiet=True))
+    item = "no-stack[cuda:sm_90]"
+    broken = Observation(
+        outcomes={item: "FAIL"}, failure_kinds={item: "RUNTIME_ERROR"}, measured={item: {}},
+        messages={item: "RUNTIME_ERROR: IndexError: list index out of range"},
+    )  # fmt: skip
+    fixed = Observation(
+        outcomes={item: "PASS"}, failure_kinds={item: None},
+        measured={item: {"stack_bytes": {"num_warps=4": 0}}}, messages={item: "stack_bytes 0 ≤ 0"},
+    )  # fmt: skip
+    for candidate, verdict, seen in zip(
+        candidates, (PointVerdict.GOOD, PointVerdict.BAD), (broken, fixed), strict=True
+    ):
+        bisection.points[candidate.key] = Point(candidate, verdict, [verdict], [seen])
+    result = SearchResult(last_good=0, first_bad=1, tested={0: PointVerdict.GOOD, 1: PointVerdict.BAD})
+    return markdown("stack", None, None, "pass", [Level("Releases", candidates, bisection, result)])
+
+
+def test_a_fix_search_reads_broken_and_fixed_and_shows_the_error_where_it_was_broken(tmp_path: Path) -> None:
+    text = fix_search_report(tmp_path)
+    assert "| triton==3.4.0 | broken |" in text and "| triton==3.5.0 | fixed |" in text
+    assert "| good |" not in text and "| bad |" not in text
+    assert "Outcome at the last broken point, triton==3.4.0:" in text
+    assert "IndexError: list index out of range" in text
+    assert "- no-stack[cuda:sm_90]: not measured (RUNTIME_ERROR) → stack_bytes 0 [num_warps=4]" in text
+    assert "{}" not in text and "{'" not in text
