@@ -349,6 +349,7 @@ class Locator:
     pattern: str | None
     summary: Summary
     timeout: float
+    framework: str = "triton"
 
     def judge(self, target: str, release: str) -> Point:
         kind = "compiles" if ":" in target and not target.endswith((":interpreter", ":device")) else "runs"
@@ -370,9 +371,22 @@ class Locator:
     def shows(self, point: Point) -> bool:
         # FAIL only: an ERROR is the draft's (its driver could not run or capture the code), not the
         # compiler's, and would send the search after the wrong thing
-        if point.outcome is not Outcome.FAIL:
+        if point.outcome is not Outcome.FAIL or missing_module(point.message, self.framework):
             return False
         return self.pattern is None or bool(re.search(self.pattern, point.message, re.S))
+
+
+MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+
+
+def missing_module(message: str, framework: str) -> str | None:
+    """A module the reporter's code imports that is not installed here (flash_attn, a model's own
+    package), unless it is the framework's: the code cannot run here, which is not the bug."""
+    found = MISSING_MODULE.search(message)
+    if found is None:
+        return None
+    top = found.group(1).split(".")[0]
+    return None if top in FRAMEWORKS[framework].imports or top in FRAMEWORKS[framework].modules else top
 
 
 def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str]], issue: UpstreamIssue,
@@ -393,6 +407,13 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
         for release in dict.fromkeys([*(at_date[-1:] or versions[:1]), versions[-1]]):
             if locator.shows(locator.judge(target, release)):
                 return target, release
+    missing = sorted({m for p in locator.summary.judged if (m := missing_module(p.message, framework))})
+    if missing:
+        raise ImportStopped(
+            "locate", f"the code imports {', '.join(missing)}, which is not installed here (the reporter's "
+            "own package, not the compiler's): reduce it to the kernel by hand",
+            ExitCode.NO_REPRO,
+        )  # fmt: skip
     raise ImportStopped(
         "locate", "the code shows the quoted error nowhere this machine can judge: "
         + "; ".join(p.shown() for p in locator.summary.judged), ExitCode.NO_REPRO,
@@ -494,7 +515,7 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     matrix = load_matrix(args.matrix)
     judged_here = {name for name in matrix.targets if matrix.target(name).kind != "device"}
     targets = [t for t in (args.target or targets_to_try(issue, judged_here)) if t in judged_here]
-    locator = Locator(args.corpus, draft, pattern, summary, args.timeout)
+    locator = Locator(args.corpus, draft, pattern, summary, args.timeout, evidence.framework)
     index = args.index_url or package_index() or PYPI
     releases_of: dict[str, list[str]] = {}
     try:

@@ -63,6 +63,16 @@ AssertionError: zeros are not kept
 """
 
 
+NEEDS_ANOTHER_PACKAGE_ISSUE = """```python
+import numpy as np
+import tinycc
+from the_reporters_model import attention_layer
+
+print(attention_layer(tinycc.scale(np.arange(4.0))))
+```
+"""
+
+
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root = tmp_path_factory.mktemp("tinycc")
@@ -141,6 +151,19 @@ def test_code_that_shows_nothing_here_stops_at_locate_and_leaves_nothing(tmp_pat
     assert done.returncode == 65, done.stderr
     assert "stopped at locate: the code shows the quoted error nowhere" in done.stderr
     assert "tinycc==0.4 on cpu:interpreter: PASS" in done.stderr
+    assert not any((tmp_path / "corpus").iterdir())
+
+
+def test_code_that_needs_a_package_missing_here_is_not_taken_for_the_bug(tmp_path: Path, index: str) -> None:
+    """No error quoted, so any FAIL would do, but a ModuleNotFoundError of the reporter's own
+    package is the draft's problem, never the compiler's bug (it once proved a draft this way)."""
+    with serving() as fake:
+        issue = opened(fake, 10, NEEDS_ANOTHER_PACKAGE_ISSUE)
+        done = run_import(tmp_path, fake, index, issue, "-t", "cpu:interpreter")
+    assert done.returncode == 65, done.stderr
+    assert (
+        "stopped at locate: the code imports the_reporters_model, which is not installed here" in done.stderr
+    )
     assert not any((tmp_path / "corpus").iterdir())
 
 

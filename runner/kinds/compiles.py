@@ -28,8 +28,8 @@ class Compiles(CompiledExpectation):
         if unbuilt:
             first = unbuilt[0]
             return Verdict.skip(
-                "the compiler generated source, but nvcc failed only in the CUDA toolkit's own headers (or said "
-                "nowhere), which says more about this machine's toolkit than the compiler: "
+                "the compiler generated source, but nvcc failed only in the CUDA toolkit's own headers "
+                "(or said nowhere), which says more about this machine's toolkit than the compiler: "
                 f"{first.error_type}: {last_line(first.message)}"
             )
         labels = ", ".join(c.label for c in configs)
