@@ -9,6 +9,7 @@ import shlex
 from rich.table import Table
 
 from kregress.bisect.bisection import MAX_EXCERPT, Level, Point
+from kregress.bisect.confidence import ConfidenceReport
 from kregress.bisect.judging import Observation, item_verdict
 from kregress.bisect.search import PointVerdict
 from kregress.code_identity import first_difference as first_code_difference
@@ -119,8 +120,10 @@ def shown_figures(measured: object, failure_kind: str | None, outcome: str | Non
             parts.append("compiled: " + ", ".join(map(str, value)))
         elif name == "failed_configs":
             parts.append("did not compile: " + ", ".join(map(str, value)))
+        elif isinstance(value, dict) and all("=" in str(k) or k == "default" for k in value):
+            parts += [f"{name} {figure} [{config}]" for config, figure in value.items()]  # per config
         elif isinstance(value, dict):
-            parts += [f"{name} {figure} [{config}]" for config, figure in value.items()]
+            parts.append(f"{name}: " + ", ".join(f"{k} {v}" for k, v in value.items()))  # per field
         else:
             parts.append(f"{name} {value}")
     return "; ".join(parts)
@@ -267,6 +270,7 @@ def markdown(
     regress: str,
     levels: list[Level],
     passes: list[str] | None = None,
+    stated: ConfidenceReport | None = None,
 ) -> str:
     """One report for every level searched: the headlines first, then each level's points, then
     the details at the last level's culprit (the commit when there is one)."""
@@ -277,6 +281,8 @@ def markdown(
     else:
         lines.append("")
         lines += [f"- {level.name}: {headline(level, expectation, regress)}" for level in levels]
+    if stated is not None:
+        lines += ["", stated.sentence()]
     for level in levels:
         if level.result is None:
             continue

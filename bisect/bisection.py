@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 
 from kregress.bisect.candidates import BuildFailed, Candidate, CommitBuilder, environment_ready
+from kregress.bisect.confidence import MAX_RUNS, FlakeEstimate, decide, per_point_target
 from kregress.bisect.judging import CaseRun, Memo, Observation, majority, observation_verdict
 from kregress.bisect.search import PointVerdict, SearchResult, search
 from kregress.toolchains import Environment, EnvironmentCache, Toolchain, ToolchainError
@@ -29,6 +30,7 @@ class Point:
     observations: list[Observation] = field(default_factory=list)
     note: str = ""  # e.g. why it could not be built
     borrowed_from: str = ""  # not judged here: the verdict of this release, whose tag this commit is
+    probability: float = 1.0  # that `verdict` is the point's true verdict (kregress.bisect.confidence)
 
     @property
     def observation(self) -> Observation | None:
@@ -54,6 +56,7 @@ class Level:
     bisection: Bisection
     result: SearchResult | None = None
     problems: list[str] = field(default_factory=list)
+    rechecked: list[str] = field(default_factory=list)  # good points judged again below the boundary
 
     @property
     def exact(self) -> bool:
@@ -79,10 +82,22 @@ class Bisection:
         builder: CommitBuilder | None,
         memo: Memo,
         console: Console,
+        flake: FlakeEstimate | None = None,
+        point_target: float | None = None,
+        max_runs: int = MAX_RUNS,
     ) -> None:
+        """With `flake` and `point_target`, each point is rerun (at least `reruns` times) until its
+        verdict is that likely (kregress.bisect.confidence); without, `reruns` runs and a majority."""
         self.run, self.regress, self.reruns = run, regress, reruns
         self.builder, self.memo, self.console = builder, memo, console
+        self.flake, self.point_target, self.max_runs = flake, point_target, max_runs
         self.points: dict[str, Point] = {}
+
+    def use_confidence(self, confidence: float, candidates: int) -> None:
+        """Aim the per-point reruns at `confidence` for a search over `candidates` points."""
+        from kregress.bisect.confidence import expected_points
+
+        self.point_target = per_point_target(confidence, expected_points(candidates))
 
     def known_toolchain(self, candidate: Candidate) -> str | None:
         """The candidate's toolchain if it exists already (a release, or a commit built during the
@@ -121,11 +136,39 @@ class Bisection:
             point = Point(candidate, PointVerdict.SKIP, note=note)
             self.report_point(point)
             return point
-        observations = self.memo.observations(self.run, spec, environment.root.name, self.reruns)
-        votes = [observation_verdict(o, self.regress, self.run.expectation is None) for o in observations]
-        point = Point(candidate, majority(votes), votes, observations)
+        whole_case = self.run.expectation is None
+        if self.flake is None or self.point_target is None:
+            observations = self.memo.observations(self.run, spec, environment.root.name, self.reruns)
+            votes = [observation_verdict(o, self.regress, whole_case) for o in observations]
+            point = Point(candidate, majority(votes), votes, observations)
+            self.report_point(point)
+            return point
+        observations: list[Observation] = []
+        votes = []
+
+        def judge_once() -> PointVerdict:
+            # the remembered observations first, in order, then new runs (remembered too)
+            found = self.memo.observations(self.run, spec, environment.root.name, len(observations) + 1)
+            observations.append(found[len(observations)])
+            votes.append(observation_verdict(observations[-1], self.regress, whole_case))
+            return votes[-1]
+
+        verdict, _, probability = decide(
+            judge_once, self.flake, self.point_target, min_runs=self.reruns, max_runs=self.max_runs
+        )
+        point = Point(candidate, verdict, votes, observations, probability=probability)
         self.report_point(point)
         return point
+
+    def judge_again(self, candidate: Candidate) -> Point:
+        """One more run of an already judged point, never read from the memo (ClusterFuzz's check
+        below a boundary): the new run's verdict, remembered after the others."""
+        spec, environment = self.environment(candidate)
+        earlier = self.points.get(candidate.key)
+        count = len(earlier.observations) + 1 if earlier else 1
+        observation = self.memo.observations(self.run, spec, environment.root.name, count)[-1]
+        verdict = observation_verdict(observation, self.regress, self.run.expectation is None)
+        return Point(candidate, verdict, [verdict], [observation])
 
     def report_point(self, point: Point) -> None:
         self.points[point.candidate.key] = point

@@ -48,13 +48,25 @@ from kregress.bisect.candidates import (
     tag_name,
     tag_range,
 )
+from kregress.bisect.confidence import (
+    DEFAULT_CONFIDENCE,
+    GUESS_WEIGHT,
+    MAX_RUNS,
+    UNKNOWN_FLAKE,
+    ConfidenceReport,
+    FlakeEstimate,
+    combined,
+)
 from kregress.bisect.dependencies import boundary_context
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
-from kregress.bisect.search import one_point, plain_bound
+from kregress.bisect.search import PointVerdict, one_point, plain_bound
 from kregress.errors import ExitCode
 from kregress.frameworks import FRAMEWORKS
+from kregress.history import default_path as history_path
+from kregress.history import flake_history
 from kregress.kinds.traced import PassTraced
 from kregress.manifest import load_case
+from kregress.matrix import load_matrix
 from kregress.toolchains import INDEX_VARIABLE
 
 # Parsing and the order of the steps only: candidates.py lists them, bisection.py judges and
@@ -63,8 +75,11 @@ from kregress.toolchains import INDEX_VARIABLE
 
 def command_bisect(args: argparse.Namespace) -> ExitCode:
     console = Console(stderr=True, highlight=False, soft_wrap=True)  # whole lines, for logs
-    if args.jobs < 1 or args.reruns < 1:
-        console.print("kregress bisect: --jobs and --reruns must be at least 1")
+    if args.jobs < 1 or args.reruns < 1 or args.max_runs < args.reruns:
+        console.print("kregress bisect: --jobs and --reruns must be at least 1, --max-runs at least --reruns")
+        return ExitCode.USAGE
+    if not 0 <= args.confidence < 1:
+        console.print("kregress bisect: --confidence is a probability below 1 (0 turns it off)")
         return ExitCode.USAGE
     if not (args.corpus / args.case / "case.toml").exists():
         console.print(
@@ -95,10 +110,11 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
         return ExitCode.INFRASTRUCTURE
     run = CaseRun(args.corpus, args.case, args.expectation, args.target, args.matrix, args.case_timeout)
     memo = Memo()
+    flake = flake_estimate(args, console)
     first = Level(
         "Releases" if releases else "Commits",
         candidates,
-        Bisection(run, args.regress, args.reruns, builder, memo, console),
+        Bisection(run, args.regress, args.reruns, builder, memo, console, flake, max_runs=args.max_runs),
     )
     levels = [first]
     try:
@@ -111,15 +127,64 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
     for level in levels:
         if level.result is not None:
             console.print(points_table(level))
+    for level in levels:
+        if level.exact and flake is not None:
+            recheck_below(level, console)
     passes = pass_trace_at_culprit(levels[-1], run, console) if levels[-1].exact else []
     if levels[-1].exact:
         framework = load_case(run.corpus / run.case / "case.toml").manifest.framework
         passes = boundary_context(levels[-1], framework, args.tag_pattern) + passes
-    text = markdown(args.case, args.expectation, args.target, args.regress, levels, passes)
+    stated = stated_confidence(levels[-1], flake) if flake is not None and levels[-1].exact else None
+    text = markdown(args.case, args.expectation, args.target, args.regress, levels, passes, stated)
     print(text)
     if args.markdown:
         args.markdown.write_text(text + "\n")
     return ExitCode.OK if levels[-1].exact else ExitCode.NOT_FOUND
+
+
+def flake_estimate(args: argparse.Namespace, console: Console) -> FlakeEstimate | None:
+    """The items' flake rate before the search: from the history when it has runs of them, else a
+    guess (none on the CPU, where compiles and the interpreter repeat; a little on a device)."""
+    if args.confidence <= 0:
+        return None
+    history = args.history or history_path()
+    disagreed, runs = flake_history(history, args.case, args.expectation, args.target)
+    if runs:
+        console.print(f"flake rate from the history ({history}): {disagreed} of {runs} runs disagreed")
+        return FlakeEstimate(disagreed / runs, runs)
+    on_device = bool(args.target) and load_matrix(args.matrix).target(args.target).kind == "device"
+    return FlakeEstimate(UNKNOWN_FLAKE if on_device else 0.0, GUESS_WEIGHT, guessed=True)
+
+
+def recheck_below(level: Level, console: Console) -> None:
+    """ClusterFuzz's check: judge up to two good points below the boundary once more; a bad one
+    there makes the answer a low-confidence range, never one culprit."""
+    assert level.result is not None
+    below = sorted((i for i, v in level.result.tested.items() if v == PointVerdict.GOOD), reverse=True)[:2]
+    bisection = level.bisection
+    for index in below:
+        candidate = level.candidates[index]
+        console.print(f"judging {candidate.label} again (below the boundary)")
+        again = bisection.judge_again(candidate)
+        level.rechecked.append(candidate.label)
+        if again.verdict == PointVerdict.BAD:
+            word = "broken" if bisection.regress == "pass" else "good"
+            level.problems.append(
+                f"{candidate.label}, {word} when searched, was judged again and came out the other way: "
+                "a low-confidence range, not one culprit (the item flakes, or the history is not monotone)"
+            )
+
+
+def stated_confidence(level: Level, flake: FlakeEstimate) -> ConfidenceReport:
+    points = [p for p in level.bisection.points.values() if not p.borrowed_from and p.votes]
+    return ConfidenceReport(
+        probability=combined([p.probability for p in points]),
+        flake_rate=flake.rate,
+        runs=sum(len(p.votes) for p in points) + len(level.rechecked),
+        points=len(points),
+        history_runs=0 if flake.guessed else flake.prior_runs,
+        rechecked=level.rechecked,
+    )
 
 
 def pass_trace_at_culprit(level: Level, run: CaseRun, console: Console) -> list[str]:
@@ -193,6 +258,8 @@ def search_level(level: Level, args: argparse.Namespace, console: Console, verif
             )
             level.problems = problems + observed  # the report says why, with what each end showed
             return False
+        if bisection.flake is not None:
+            bisection.use_confidence(args.confidence, len(candidates))
         level.result = search_between(bisection, candidates, args.jobs, ahead)
     finally:
         if ahead is not None:
@@ -208,7 +275,16 @@ def commit_level(
     assert releases.last_good is not None and releases.culprit is not None
     good, bad = releases.last_good, releases.culprit
     builder = CommitBuilder(args.repo, args.build_cmd)
-    bisection = Bisection(run, args.regress, args.reruns, builder, memo, console)
+    bisection = Bisection(
+        run,
+        args.regress,
+        args.reruns,
+        builder,
+        memo,
+        console,
+        releases.bisection.flake,
+        max_runs=args.max_runs,
+    )
     older, newer = parse_version_ref(good.label), parse_version_ref(bad.label)
     if older and newer and older.version > newer.version:
         problem = (
@@ -294,7 +370,21 @@ def register(commands: argparse._SubParsersAction) -> None:
     )
     bisect.add_argument("-j", "--jobs", type=int, default=1, help="points judged in parallel per round")
     bisect.add_argument(
-        "--reruns", type=int, default=1, help="judge each point K times; the majority decides"
+        "--confidence", type=float, default=DEFAULT_CONFIDENCE,
+        help="rerun each point until the culprit is this likely to be right, from each item's flake "
+        "rate (the history, then this search's disagreements); 0: no reruns beyond --reruns "
+        f"(default: {DEFAULT_CONFIDENCE})",
+    )  # fmt: skip
+    bisect.add_argument(
+        "--max-runs", type=int, default=MAX_RUNS,
+        help=f"at most this many runs of one point; one still undecided is a skip (default: {MAX_RUNS})",
+    )  # fmt: skip
+    bisect.add_argument(
+        "--history", type=Path,
+        help="the SQLite history the flake rates come from (default: kregress's own, if any)",
+    )  # fmt: skip
+    bisect.add_argument(
+        "--reruns", type=int, default=1, help="judge each point at least K times; the majority decides"
     )
     bisect.add_argument(
         "--no-build-ahead", action="store_true",

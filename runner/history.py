@@ -217,3 +217,34 @@ def item_of(row: sqlite3.Row) -> dict[str, Any]:
     if row["attempts"]:
         item["attempts"] = loads(row["attempts"])
     return item
+
+
+def flake_history(path: Path, case: str, expectation: str | None, target: str | None) -> tuple[int, int]:
+    """(runs that disagreed, runs) of a case's items in the history: every attempt of an item is
+    a run; within one run, attempts against the item's majority disagree; across runs, outcomes
+    under the same toolchain against that toolchain's majority disagree (a nightly that flipped with
+    no compiler change); an UNSTABLE verdict is a disagreeing run. (0, 0) without a history."""
+    if not path.exists():
+        return 0, 0
+    query = "SELECT outcome, attempts, toolchain, expectation, target FROM items WHERE case_id = ?"
+    values: list[str] = [case]
+    if expectation:
+        query += " AND expectation = ?"
+        values.append(expectation)
+    if target:
+        query += " AND target = ?"
+        values.append(target)
+    with connect(path) as connection:
+        rows = connection.execute(query, values).fetchall()
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    disagreed = runs = 0
+    for outcome, attempts, toolchain, item_expectation, item_target in rows:
+        seen = [str(a) for a in (loads(attempts) or [outcome])]
+        runs += len(seen)
+        disagreed += len(seen) - max(seen.count(o) for o in set(seen))
+        if outcome == "UNSTABLE":
+            disagreed += 1
+        groups.setdefault((item_expectation, item_target, toolchain or ""), []).append(outcome)
+    for outcomes in groups.values():
+        disagreed += len(outcomes) - max(outcomes.count(o) for o in set(outcomes))
+    return min(disagreed, runs), runs

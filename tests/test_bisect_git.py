@@ -3,11 +3,16 @@ package: it turns bad at a known commit, one commit cannot be built and one is f
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import git
 import pytest
 from compiler_fixture import BAD, FLAKY, GOOD, Step, make_compiler_repo, run_bisect
+from pytest_httpserver import HTTPServer
+
+from kregress.cli import main
 
 OLD_LLVM, NEW_LLVM = "a1" * 20, "b2" * 20
 
@@ -35,7 +40,9 @@ def bisect(tmp_path: Path, *args: str):
 
 
 @pytest.mark.slow
-def test_bisect_finds_the_culprit_commit_around_skips_and_flakes(tmp_path: Path) -> None:
+def test_bisect_finds_the_culprit_commit_around_skips_and_flakes(
+    tmp_path: Path, httpserver: HTTPServer
+) -> None:
     repo, shas = make_repo(tmp_path / "tinycc")
     report = tmp_path / "report.md"
     args = ("--repo", str(repo.working_dir), "--good", shas[0], "--bad", shas[7], "--reruns", "3")
@@ -45,7 +52,21 @@ def test_bisect_finds_the_culprit_commit_around_skips_and_flakes(tmp_path: Path)
     text = report.read_text()
     assert f"First bad (fail): **{shas[5][:10]} Vectorize scale (#42)** (PR #42)" in text
     assert "cannot be built" in text  # the broken commit was stepped around, as a skip
-    assert "good (bad/good/good)" in text  # the flaky commit: three votes, majority good
+    assert "good (bad/good/good" in text  # the flaky commit: at least three votes, majority good
+    assert "Confidence that this is the culprit: " in text
+    # The comment on GitHub (the real PyGithub client, a local fake server) says it too.
+    thread = "/repos/owner/compiler/issues/5/comments"
+    httpserver.expect_oneshot_request(thread, method="GET").respond_with_json([])
+    httpserver.expect_oneshot_request(thread, method="POST").respond_with_json(
+        {"id": 1, "body": "x", "html_url": "https://github.com/owner/compiler/issues/5#issuecomment-1"},
+        status=201,
+    )
+    api = httpserver.url_for("").rstrip("/")
+    posted = main(["comment", "post", str(report), "--on", "5", "--repo", "owner/compiler",
+                   "--key", "tiny:cpu", "--token", "t0k", "--api-url", api])  # fmt: skip
+    assert posted == 0
+    sent = json.loads(httpserver.log[-1][0].data)["body"]
+    assert re.search(r"Confidence that this is the culprit: \d+\.\d% \(.*; \d+ runs over \d+ points", sent)
     assert "WRONG_RESULT" in text
     assert "Reproduce:" in text and "--toolchain" in text
     # The culprit also moved the LLVM pin: the report names both hashes.
