@@ -17,9 +17,13 @@ judged against the log2 bound. Slow: it compiles every release of every case.
 from __future__ import annotations
 
 import argparse
+import json
 import random
+import re
+import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from kregress.bisect.confidence import (
     DEFAULT_CONFIDENCE,
@@ -101,13 +105,109 @@ def synthetic(trials: int, seed: int = 0, confidence: float = DEFAULT_CONFIDENCE
     return rows
 
 
+TRUTH = Path(__file__).parent.parent / "tests" / "data" / "bisect_truth.json"
+
+
+def corpus_question(folder: Path) -> dict | None:
+    """The search a case's [reproduce] table asks: between the newest good release below the
+    oldest bad one (a regression), else between the newest bad and the oldest good above it (a
+    fix); on its first target this machine judges."""
+    from kregress.bisect.candidates import parse_version_ref
+    from kregress.manifest import load_case
+
+    reproduce = load_case(folder / "case.toml").manifest.reproduce
+    if reproduce is None or not reproduce.bad or not reproduce.good:
+        return None
+    targets = [t for t in reproduce.targets if not t.endswith(":device")]
+    refs = {spec: parse_version_ref(spec) for spec in [*reproduce.bad, *reproduce.good]}
+    if not targets or any(r is None for r in refs.values()):
+        return None
+    version = {spec: ref.version for spec, ref in refs.items() if ref is not None}
+    oldest_bad = min(reproduce.bad, key=version.__getitem__)
+    below = [g for g in reproduce.good if version[g] < version[oldest_bad]]
+    if below:
+        good = max(below, key=version.__getitem__)
+        return {"case": folder.name, "target": targets[0], "regress": "fail", "good": good, "bad": oldest_bad}
+    newest_bad = max(reproduce.bad, key=version.__getitem__)
+    above = [g for g in reproduce.good if version[g] > version[newest_bad]]
+    if not above:
+        return None
+    fixed = min(above, key=version.__getitem__)
+    return {"case": folder.name, "target": targets[0], "regress": "pass", "good": newest_bad, "bad": fixed}
+
+
+def brute_force(corpus: Path, question: dict) -> dict:
+    """Every release between the two ends judged once: the truth a bisect is checked against."""
+    from kregress.bisect.candidates import release_candidates
+    from kregress.bisect.judging import CaseRun, Memo, observation_verdict
+    from kregress.toolchains import EnvironmentCache, Toolchain
+
+    candidates = release_candidates(question["good"], question["bad"])
+    run = CaseRun(corpus, question["case"], None, question["target"])
+    memo, verdicts = Memo(), []
+    for candidate in candidates:
+        spec = candidate.toolchain or candidate.label
+        environment = EnvironmentCache().get(Toolchain.parse(spec))
+        observation = memo.observations(run, spec, environment.root.name, 1)[0]
+        verdicts.append(observation_verdict(observation, question["regress"], True).value)
+    bad = [i for i, v in enumerate(verdicts) if v == "bad"]
+    first = candidates[bad[0]].label if bad else None
+    monotone = bool(bad) and all(v == "bad" for v in verdicts[bad[0] :]) and "bad" not in verdicts[: bad[0]]
+    return {**question, "releases": [c.label for c in candidates], "verdicts": verdicts,
+            "first_bad": first, "monotone": monotone}  # fmt: skip
+
+
+def bisect_answer(corpus: Path, truth: dict) -> dict:
+    command = [sys.executable, "-m", "kregress.cli", "bisect", truth["case"], "--corpus", str(corpus),
+               "-t", truth["target"], "--good", truth["good"], "--bad", truth["bad"],
+               "--regress", truth["regress"]]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    named = re.search(r"First (?:bad|fixed)[^*]*\*\*([^*]+)\*\*", done.stdout)
+    judged = re.search(r"(\d+) points judged in \d+ rounds over (\d+) releases", done.stdout)
+    from kregress.bisect.search import plain_bound
+
+    between = len(truth["releases"]) - 2
+    points = int(judged.group(1)) if judged else None
+    return {"answer": named.group(1) if named else None, "exit": done.returncode,
+            "points": points, "bound": plain_bound(max(between, 0))}  # fmt: skip
+
+
+def corpus_table(corpus: Path, cases: list[str]) -> int:
+    folders = [corpus / c for c in cases] if cases else sorted(p.parent for p in corpus.glob("*/case.toml"))
+    truths = json.loads(TRUTH.read_text()) if TRUTH.exists() else {}
+    rows = []
+    for folder in folders:
+        question = corpus_question(folder)
+        if question is None:
+            continue
+        known = truths.get(folder.name)
+        if known is None or any(known.get(k) != v for k, v in question.items()):
+            known = truths[folder.name] = brute_force(corpus, question)
+            TRUTH.parent.mkdir(parents=True, exist_ok=True)
+            TRUTH.write_text(json.dumps(truths, indent=1, sort_keys=True) + "\n")
+        answer = bisect_answer(corpus, known)
+        rows.append((known, answer))
+        match = "yes" if answer["answer"] == known["first_bad"] else "NO"
+        print(f"{folder.name:34} {known['regress']:4} {known['good']:>15} .. {known['bad']:<15} "
+              f"truth {known['first_bad']!s:15} bisect {answer['answer']!s:15} {match:3} "
+              f"points {answer['points']} (log2 bound {answer['bound']})", flush=True)  # fmt: skip
+    right = sum(a["answer"] == t["first_bad"] for t, a in rows)
+    print(f"corpus: {right} of {len(rows)} bisects name the brute-force answer")
+    return 0 if right == len(rows) else 1
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--corpus", type=Path, default=Path("corpus"))
+    parser.add_argument("--corpus-cases", nargs="*", metavar="CASE",
+                        help="bisect these cases (none named: every case) against the truth")  # fmt: skip
     args = parser.parse_args(argv)
+    if args.corpus_cases is not None:
+        return corpus_table(args.corpus, args.corpus_cases)
     rows = synthetic(args.trials, args.seed)
     print(f"synthetic: {COUNT} commits, planted culprit, {args.trials} trials per row, "
           f"flake rate known from {HISTORY_RUNS} earlier runs")  # fmt: skip
