@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.errors import KregressError
+from kregress.judge import Outcome
 from kregress.paths import cache_root
 from kregress.record import ItemRecord
 from kregress.results import version_key
@@ -242,7 +243,7 @@ def flake_history(path: Path, case: str, expectation: str | None, target: str | 
         seen = [str(a) for a in (loads(attempts) or [outcome])]
         runs += len(seen)
         disagreed += len(seen) - max(seen.count(o) for o in set(seen))
-        if outcome == "UNSTABLE":
+        if outcome == Outcome.UNSTABLE:
             disagreed += 1
         groups.setdefault((item_expectation, item_target, toolchain or ""), []).append(outcome)
     for outcomes in groups.values():
