@@ -66,7 +66,7 @@ class Job:
     rounds: int = 1  # perf: alternating timing rounds of subject and baseline
     trace_passes: bool = False  # compile: dump the IR before every MLIR pass (a compile of its own)
     measure: str = "kregress.kinds.base:CompiledExpectation"  # whose measure() the child calls
-    exclusive: bool = False  # holds its device alone while it runs (timing)
+    exclusive: bool = False  # takes its device alone itself, while it times (kinds.perf)
     extra: tuple[tuple[str, Any], ...] = ()  # a kind's own fields, passed to its measure()
 
     @property

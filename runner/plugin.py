@@ -497,12 +497,14 @@ class CaseItem(pytest.Item):
 
     def outcome_of(self, job: Job, interpreter: Interpreter) -> JobOutcome:
         """The job's outcome, run once per session (items that share a job share its outcome); on a
-        device, under its lock, alone where the kind's job needs it (timing)."""
+        device, under its shared lock. A job that needs the device alone (timing) takes the lock
+        itself, shared while it prepares and exclusive only while it times: held here as well, the
+        two could never be had at once."""
         memo = state(self.config).jobs
         if job.key not in memo:
-            on_device = self.target.kind == "device"
+            on_device = self.target.kind == "device" and not job.exclusive
             with (
-                device_lock(self.target.backend, os.environ, exclusive=job.exclusive)
+                device_lock(self.target.backend, os.environ, exclusive=False)
                 if on_device
                 else (contextlib.nullcontext())
             ):

@@ -133,21 +133,76 @@ class GpuTimer:
         return start.elapsed_time(end) / self.calls
 
 
-def interleaved(subject: Callable[[], Any], baseline: Callable[[], Any], device: str, rounds: int) -> dict:
-    """Milliseconds per call of each side in every round, and the per-round ratio baseline/subject
-    (> 1: the subject is faster)."""
+Timer = Callable[[], float]  # milliseconds per call, one round
+StopRule = Callable[[list[float]], str | None]  # the ratios so far -> why to stop now, or None
+
+
+def make_timers(subject: Callable[[], Any], baseline: Callable[[], Any], device: str) -> dict[str, Any]:
+    """Both sides compiled, warmed up and (on a GPU) captured: everything before the timed rounds,
+    which needs the device but not the device alone."""
     timer = CpuTimer if device == "cpu" else GpuTimer
-    timers = {"subject": timer(subject), "baseline": timer(baseline)}
+    return {"subject": timer(subject), "baseline": timer(baseline)}
+
+
+def timed_rounds(timers: dict[str, Any], rounds: int, stop: StopRule | None = None) -> dict:
+    """Alternating rounds, at most `rounds`, ended early when `stop` says the answer is clear:
+    milliseconds per call of each side in every round and the per-round ratio baseline/subject
+    (> 1: the subject is faster)."""
     times: dict[str, list[float]] = {"subject": [], "baseline": []}
+    ratios: list[float] = []
+    stopped = f"all {rounds} rounds"
     for round_index in range(rounds):
         order = ("subject", "baseline") if round_index % 2 == 0 else ("baseline", "subject")
         for role in order:
             times[role].append(timers[role]())
+        ratios.append(times["baseline"][-1] / times["subject"][-1])
+        why = stop(ratios) if stop is not None and round_index + 1 < rounds else None
+        if why:
+            stopped = why
+            break
     return {
-        "rounds": rounds,
+        "rounds": len(ratios),
+        "max_rounds": rounds,
+        "stopped": stopped,
         "subject_ms": times["subject"],
         "baseline_ms": times["baseline"],
-        "ratios": [b / s for s, b in zip(times["subject"], times["baseline"], strict=True)],
-        "method": {role: t.method for role, t in timers.items()},
-        "calls_per_round": {role: t.calls for role, t in timers.items()},
+        "ratios": ratios,
+        "method": {role: getattr(t, "method", "given") for role, t in timers.items()},
+        "calls_per_round": {role: getattr(t, "calls", 1) for role, t in timers.items()},
     }
+
+
+MIN_ROUNDS = 6  # the fewest whose extreme ranks cover the median at 95 % (5 cover 94 %)
+
+
+def clear_of(floor: float, max_spread: float, min_rounds: int = MIN_ROUNDS) -> StopRule:
+    """Stop once the median's interval lies on one side of `floor` by at least its own width, and is
+    no wider than half of `max_spread`: far enough that the rounds left would not move it across.
+    While it straddles the floor, is near it or is wide, go on to the last round."""
+
+    def rule(ratios: list[float]) -> str | None:
+        if len(ratios) < min_rounds:
+            return None
+        interval = median_interval(ratios)
+        width = interval.high - interval.low
+        if interval.spread > max_spread / 2:
+            return None
+        shown = f"clear after {len(ratios)} rounds: interval [{interval.low:.3f}, {interval.high:.3f}]"
+        if interval.low - floor >= width:
+            return f"{shown} ≥ {floor}"
+        if floor - interval.high > width:
+            return f"{shown} < {floor}"
+        return None
+
+    return rule
+
+
+def interleaved(
+    subject: Callable[[], Any],
+    baseline: Callable[[], Any],
+    device: str,
+    rounds: int,
+    stop: StopRule | None = None,
+) -> dict:
+    """make_timers, then timed_rounds: for callers that hold the device as they please."""
+    return timed_rounds(make_timers(subject, baseline, device), rounds, stop)

@@ -8,7 +8,7 @@ import pytest
 
 from kregress.judge import Outcome, Verdict
 from kregress.kinds.perf import Perf
-from kregress.timing import interleaved, median_interval
+from kregress.timing import clear_of, interleaved, median_interval, timed_rounds
 
 
 def perf(min_ratio: float = 0.8, max_spread: float = 0.1) -> Perf:
@@ -92,3 +92,47 @@ def test_rounds_alternate_and_each_gives_a_ratio() -> None:
     # one warm-up call each, then s b | b s | s b | b s: runs of one side are s b s b s b s
     runs = [side for index, side in enumerate(calls) if index == 0 or calls[index - 1] != side]
     assert runs == ["s", "b", "s", "b", "s", "b", "s"]
+
+
+def given(values: list[float]):
+    """A timer that replays measured milliseconds, one per round."""
+    feed = iter(values)
+    return lambda: next(feed)
+
+
+def test_timing_stops_once_the_interval_is_clear_of_the_floor_and_goes_on_while_it_straddles() -> None:
+    # the baseline 20 % slower than the subject every round: clear above a floor of 1.0 after six
+    slower = [1.2, 1.21, 1.19, 1.2, 1.22, 1.18, 1.2, 1.2, 1.2, 1.2]
+    clear = {"subject": given([1.0] * 10), "baseline": given(slower)}
+    found = timed_rounds(clear, 10, clear_of(1.0, 0.25))
+    assert found["rounds"] == 6 and found["max_rounds"] == 10
+    assert found["stopped"].startswith("clear after 6 rounds") and found["stopped"].endswith("≥ 1.0")
+    # clearly below the floor: stops too, with the other sign
+    slow = {"subject": given([1.0] * 10), "baseline": given([0.8] * 10)}
+    assert timed_rounds(slow, 10, clear_of(1.0, 0.25))["stopped"].endswith("< 1.0")
+    # around the floor: every round is spent, and the verdict is what all ten say
+    around = [0.97, 1.03, 0.98, 1.02, 0.99, 1.01, 0.97, 1.03, 0.98, 1.02]
+    straddling = {"subject": given([1.0] * 10), "baseline": given(around)}
+    found = timed_rounds(straddling, 10, clear_of(1.0, 0.25))
+    assert found["rounds"] == 10 and found["stopped"] == "all 10 rounds"
+    assert judge_perf(perf(1.0, 0.25), timed(found["ratios"])).outcome == Outcome.UNSTABLE
+
+
+def test_an_early_stop_almost_always_gives_the_verdict_all_rounds_give() -> None:
+    """Streams drawn around the floor with 0.5-8 % noise: the rule stops early for most, and the
+    verdict on the rounds it ran differs from the verdict on all ten for under 0.5 % of those (a
+    later round can still cross a floor; the rule stops only at a distance of the interval's width)."""
+    import random
+
+    rng = random.Random(7)
+    early = changed = 0
+    for _ in range(2000):
+        centre, noise = rng.uniform(0.7, 1.3), rng.uniform(0.005, 0.08)
+        ratios = [centre * (1 + rng.gauss(0, noise)) for _ in range(10)]
+        timers = {"subject": given([1.0] * 10), "baseline": given(ratios)}
+        found = timed_rounds(timers, 10, clear_of(1.0, 0.25))
+        if found["rounds"] < 10:
+            early += 1
+            verdicts = {judge_perf(perf(1.0, 0.25), timed(r)).outcome for r in (found["ratios"], ratios)}
+            changed += len(verdicts) > 1
+    assert early > 800 and changed <= early * 0.005, (early, changed)

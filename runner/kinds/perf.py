@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import statistics
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -24,7 +27,9 @@ class Perf(ExpectationBase):
     (reported, never bisected). `rounds = 1` turns the noise model off: one timing each."""
 
     job_kind: ClassVar[str] = "perf"
-    device_alone: ClassVar[bool] = True  # timings shared with other jobs on the device say nothing
+    # timings shared with other jobs on the device say nothing: the job takes the device alone
+    # itself, for its timed rounds only (see measure)
+    device_alone: ClassVar[bool] = True
     not_reducible: ClassVar[str] = "a perf ratio is measured, not a failure a smaller kernel keeps"
 
     kind: Literal["perf"]
@@ -49,18 +54,39 @@ class Perf(ExpectationBase):
 
     def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
         rounds = getoption("perf_rounds") or self.rounds
-        return self.make_job(self.subject_bench, baseline=self.baseline, rounds=rounds, **common)
+        return self.make_job(
+            self.subject_bench, baseline=self.baseline, rounds=rounds,
+            min_ratio=self.min_ratio, max_spread=self.max_spread, **common,
+        )  # fmt: skip
 
     @staticmethod
     def measure(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
-        """Time subject and baseline in alternating rounds on the job's device."""
-        from kregress.timing import interleaved
+        """Time subject and baseline in alternating rounds on the job's device. Compiling, capturing
+        and warming up share the device with other jobs; only the timed rounds hold it alone, and
+        they stop as soon as the answer is clear (kregress.timing.clear_of)."""
+        from kregress.devices import device_lock
+        from kregress.timing import clear_of, make_timers, timed_rounds
         from kregress.worker import attribute, load_repro
+
+        target = job["target"]
+
+        def lock(exclusive: bool) -> Any:
+            if target["kind"] != "device":
+                return contextlib.nullcontext()
+            return device_lock(target["backend"], os.environ, exclusive=exclusive)
 
         repro = load_repro(Path(job["repro"]), job["framework"])
         benches = {role: attribute(repro, job[role], role) for role in ("subject", "baseline")}
-        fns = {role: bench.setup(job["device"]) for role, bench in benches.items()}
-        timed = interleaved(fns["subject"], fns["baseline"], job["device"], job["rounds"])
+        with lock(exclusive=False):
+            fns = {role: bench.setup(job["device"]) for role, bench in benches.items()}
+            timers = make_timers(fns["subject"], fns["baseline"], job["device"])
+        asked = time.perf_counter()
+        with lock(exclusive=True):
+            held = time.perf_counter()
+            stop = clear_of(job["min_ratio"], job["max_spread"]) if job.get("min_ratio") else None
+            timed = timed_rounds(timers, job["rounds"], stop)
+            timed["device_alone_s"] = round(time.perf_counter() - held, 3)
+            timed["waited_for_device_s"] = round(held - asked, 3)
         timed["names"] = {role: job[role] for role in benches}
         timed["flops"] = {role: bench.flops for role, bench in benches.items()}
         return timed
@@ -102,6 +128,8 @@ class Perf(ExpectationBase):
             "subject_tflops": flops["subject"] / subject_ms / 1e9 if flops.get("subject") else None,
             "baseline_tflops": flops["baseline"] / baseline_ms / 1e9 if flops.get("baseline") else None,
             "timing": perf.get("method"),
+            "stopped": perf.get("stopped"),
+            "device_alone_s": perf.get("device_alone_s"),
         }
         limit = {"min_ratio": self.min_ratio, "max_spread": self.max_spread}
         if rounds > 1 and ratio.spread > self.max_spread:
