@@ -215,6 +215,15 @@ class Memo:
             found.append(observation)
         return found
 
+    def replace(self, run: CaseRun, candidate: str, environment: str, observation: Observation) -> None:
+        """Forget what was remembered for this key and remember `observation` alone (a judgement
+        made again on purpose, after a change to kregress itself, supersedes the old ones)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.path) + ".lock"):
+            data = self.load()
+            data[self.key(run, candidate, environment)] = [asdict(observation)]
+            write_atomically(self.path, json.dumps(data))
+
     def add(self, run: CaseRun, candidate: str, environment: str, observation: Observation) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.path) + ".lock"):

@@ -133,7 +133,9 @@ class Verifier:
             return remembered[0]
         self.judged += 1
         observation = run.observe(toolchain)
-        self.memo.add(run, candidate, environment, observation)
+        # judged again with --fresh: the new verdict replaces the old, or the next verify (CI's)
+        # would read the old one back
+        (self.memo.replace if self.fresh else self.memo.add)(run, candidate, environment, observation)
         return observation
 
     def runnable(self, case: Case) -> list[str]:

@@ -95,3 +95,7 @@ def test_an_unchanged_case_is_not_judged_again(tmp_path: Path, capsys, monkeypat
     repro.write_text(repro.read_text() + "\n# edited\n")
     assert "1 of 1 judgements made now, 0 reused" in judged_now()
     assert "1 of 1 judgements made now, 0 reused" in judged_now("--fresh")
+    # what --fresh judged replaces what was remembered: one judgement per key, the newest
+    memo = json.loads((tmp_path / "cache" / "bisect" / "memo.json").read_text())
+    assert all(len(observations) == 1 for observations in memo.values())
+    assert "0 of 1 judgements made now, 1 reused" in judged_now()
