@@ -109,9 +109,9 @@ TRUTH = Path(__file__).parent.parent / "tests" / "data" / "bisect_truth.json"
 
 
 def corpus_question(folder: Path) -> dict | None:
-    """The search a case's [reproduce] table asks: between the newest good release below the
-    oldest bad one (a regression), else between the newest bad and the oldest good above it (a
-    fix); on its first target this machine judges."""
+    """The widest search a case's [reproduce] table vouches for, on the first target this machine
+    judges: from its oldest good release below the bug to its newest bad one before any good
+    (a regression), else from its oldest bad release to its newest good one after the bug (a fix)."""
     from kregress.bisect.candidates import parse_version_ref
     from kregress.manifest import load_case
 
@@ -123,17 +123,16 @@ def corpus_question(folder: Path) -> dict | None:
     if not targets or any(r is None for r in refs.values()):
         return None
     version = {spec: ref.version for spec, ref in refs.items() if ref is not None}
-    oldest_bad = min(reproduce.bad, key=version.__getitem__)
-    below = [g for g in reproduce.good if version[g] < version[oldest_bad]]
+    bad = sorted(reproduce.bad, key=version.__getitem__)
+    good = sorted(reproduce.good, key=version.__getitem__)
+    below = [g for g in good if version[g] < version[bad[0]]]
+    case = {"case": folder.name, "target": targets[0]}
     if below:
-        good = max(below, key=version.__getitem__)
-        return {"case": folder.name, "target": targets[0], "regress": "fail", "good": good, "bad": oldest_bad}
-    newest_bad = max(reproduce.bad, key=version.__getitem__)
-    above = [g for g in reproduce.good if version[g] > version[newest_bad]]
-    if not above:
-        return None
-    fixed = min(above, key=version.__getitem__)
-    return {"case": folder.name, "target": targets[0], "regress": "pass", "good": newest_bad, "bad": fixed}
+        after = [g for g in good if version[g] > version[bad[0]]]
+        last_bad = [b for b in bad if not after or version[b] < version[after[0]]][-1]
+        return {**case, "regress": "fail", "good": below[0], "bad": last_bad}
+    above = [g for g in good if version[g] > version[bad[-1]]]
+    return {**case, "regress": "pass", "good": bad[0], "bad": above[-1]} if above else None
 
 
 def brute_force(corpus: Path, question: dict) -> dict:
