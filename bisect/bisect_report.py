@@ -70,40 +70,40 @@ def code_change(item: str, good: Observation, bad: Observation) -> str | None:
     return f"identical at every stage ({', '.join(stages)})"
 
 
-def suspect_items(level: Level, regress: str) -> list[str]:
-    """Items whose outcome the culprit changes without changing their generated code."""
+def item_code_changes(level: Level, regress: str) -> list[tuple[str, bool, str]]:
+    """Per item with code on either side of the boundary: whether the culprit changed its outcome,
+    and how its generated code changed (code_change)."""
     ends = boundary_points(level)
     if ends is None:
         return []
     good, bad = (p.observation for p in ends)
     assert good is not None and bad is not None
-    flipped = flipped_items(good, bad, regress)
-    changes = {item: code_change(item, good, bad) for item in flipped}
-    recorded = {item: change for item, change in changes.items() if change is not None}
-    if not recorded or any(not c.startswith("identical") for c in recorded.values()):
+    flipped = set(flipped_items(good, bad, regress))
+    changes = [
+        (item, item in flipped, code_change(item, good, bad))
+        for item in sorted(set(good.outcomes) & set(bad.outcomes))
+    ]
+    return [(item, changed, change) for item, changed, change in changes if change is not None]
+
+
+def suspect_items(level: Level, regress: str) -> list[str]:
+    """Items whose outcome the culprit changes without changing their generated code: named only
+    when every item it changed that recorded code kept the same code."""
+    blamed = [(item, change) for item, changed, change in item_code_changes(level, regress) if changed]
+    if not blamed or any(not change.startswith("identical") for _, change in blamed):
         return []
-    return sorted(recorded)
+    return [item for item, _ in blamed]
 
 
 def code_section(level: Level, regress: str) -> list[str]:
     """Per item, whether the last good and the first bad point generate different code."""
-    ends = boundary_points(level)
-    if ends is None:
+    changes, ends = item_code_changes(level, regress), boundary_points(level)
+    if not changes or ends is None:
         return []
     good_point, bad_point = ends
-    good, bad = good_point.observation, bad_point.observation
-    assert good is not None and bad is not None
-    flipped = set(flipped_items(good, bad, regress))
-    lines = []
-    for item in sorted(set(good.outcomes) & set(bad.outcomes)):
-        change = code_change(item, good, bad)
-        if change is None:
-            continue
-        role = "its outcome changed" if item in flipped else "same outcome"
-        lines.append(f"- {item} ({role}): {change}")
-    if not lines:
-        return []
     title = f"Generated code, {good_point.candidate.label} → {bad_point.candidate.label}:"
+    lines = [f"- {item} ({'its outcome changed' if changed else 'same outcome'}): {change}"
+             for item, changed, change in changes]  # fmt: skip
     return ["", title, *lines]
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 
 from kregress.bisect.candidates import BuildFailed, Candidate, CommitBuilder, environment_ready
-from kregress.bisect.confidence import MAX_RUNS, FlakeEstimate, decide, per_point_target
+from kregress.bisect.confidence import MAX_RUNS, FlakeEstimate, decide, expected_points, per_point_target
 from kregress.bisect.judging import CaseRun, Memo, Observation, majority, observation_verdict
 from kregress.bisect.search import PointVerdict, SearchResult, search
 from kregress.toolchains import Environment, EnvironmentCache, Toolchain, ToolchainError
@@ -95,8 +95,6 @@ class Bisection:
 
     def use_confidence(self, confidence: float, candidates: int) -> None:
         """Aim the per-point reruns at `confidence` for a search over `candidates` points."""
-        from kregress.bisect.confidence import expected_points
-
         self.point_target = per_point_target(confidence, expected_points(candidates))
 
     def known_toolchain(self, candidate: Candidate) -> str | None:

@@ -81,10 +81,14 @@ class FlakeEstimate:
     @property
     def rate(self) -> float:
         """(prior disagreements + seen minority votes) / all runs, the prior counted as its runs."""
-        total = self.prior_runs + self.runs
+        return self.rate_with(Votes())
+
+    def rate_with(self, votes: Votes) -> float:
+        """The rate counting also a point's votes so far (a disagreement there raises it at once)."""
+        total = self.prior_runs + self.runs + votes.runs
         if total == 0:
             return self.prior_rate
-        return (self.prior_rate * self.prior_runs + self.minority) / total
+        return (self.prior_rate * self.prior_runs + self.minority + min(votes.good, votes.bad)) / total
 
     def learn(self, votes: Votes) -> None:
         self.minority += min(votes.good, votes.bad)
@@ -107,7 +111,7 @@ def decide(
         if verdict == PointVerdict.SKIP:  # could not be judged (a build failure): not a vote
             break
         votes.add(verdict)
-        sure = point_probability(votes.good, votes.bad, seen_rate(flake, votes)) >= target
+        sure = point_probability(votes.good, votes.bad, flake.rate_with(votes)) >= target
         if sure and votes.runs >= min_runs:
             break
     flake.learn(votes)
@@ -116,14 +120,6 @@ def decide(
         # undecided within the budget: a skip (the search reports a range), never a likely-wrong verdict
         return PointVerdict.SKIP, votes, probability
     return votes.verdict(), votes, probability
-
-
-def seen_rate(flake: FlakeEstimate, votes: Votes) -> float:
-    """The flake rate counting this point's votes so far (a disagreement here raises it at once)."""
-    total = flake.prior_runs + flake.runs + votes.runs
-    if total == 0:
-        return flake.prior_rate
-    return (flake.prior_rate * flake.prior_runs + flake.minority + min(votes.good, votes.bad)) / total
 
 
 def combined(probabilities: Sequence[float]) -> float:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -218,15 +219,15 @@ class Memo:
     def replace(self, run: CaseRun, candidate: str, environment: str, observation: Observation) -> None:
         """Forget what was remembered for this key and remember `observation` alone (a judgement
         made again on purpose, after a change to kregress itself, supersedes the old ones)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.path) + ".lock"):
-            data = self.load()
-            data[self.key(run, candidate, environment)] = [asdict(observation)]
-            write_atomically(self.path, json.dumps(data))
+        self.update(self.key(run, candidate, environment), lambda kept: [asdict(observation)])
 
     def add(self, run: CaseRun, candidate: str, environment: str, observation: Observation) -> None:
+        self.update(self.key(run, candidate, environment), lambda kept: [*kept, asdict(observation)])
+
+    def update(self, key: str, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
+        """One key's observations rewritten under the memo's lock (other processes write it too)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.path) + ".lock"):
             data = self.load()
-            data.setdefault(self.key(run, candidate, environment), []).append(asdict(observation))
+            data[key] = change(data.get(key, []))
             write_atomically(self.path, json.dumps(data))
