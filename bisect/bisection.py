@@ -162,8 +162,9 @@ class Bisection:
         """One more run of an already judged point, never read from the memo (ClusterFuzz's check
         below a boundary): the new run's verdict, remembered after the others."""
         spec, environment = self.environment(candidate)
-        earlier = self.points.get(candidate.key)
-        count = len(earlier.observations) + 1 if earlier else 1
+        # one more than the memo holds, not than this search used: an earlier search may have
+        # remembered more runs of this point, and reading one back is not judging it again
+        count = len(self.memo.get(self.run, spec, environment.root.name)) + 1
         observation = self.memo.observations(self.run, spec, environment.root.name, count)[-1]
         verdict = observation_verdict(observation, self.regress, self.run.expectation is None)
         return Point(candidate, verdict, [verdict], [observation])
