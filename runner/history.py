@@ -242,10 +242,14 @@ def flake_history(path: Path, case: str, expectation: str | None, target: str | 
     for outcome, attempts, toolchain, item_expectation, item_target in rows:
         seen = [str(a) for a in (loads(attempts) or [outcome])]
         runs += len(seen)
-        disagreed += len(seen) - max(seen.count(o) for o in set(seen))
+        disagreed += against_majority(seen)
         if outcome == Outcome.UNSTABLE:
             disagreed += 1
         groups.setdefault((item_expectation, item_target, toolchain or ""), []).append(outcome)
-    for outcomes in groups.values():
-        disagreed += len(outcomes) - max(outcomes.count(o) for o in set(outcomes))
+    disagreed += sum(against_majority(outcomes) for outcomes in groups.values())
     return min(disagreed, runs), runs
+
+
+def against_majority(outcomes: list[str]) -> int:
+    """How many of these outcomes differ from the most common one."""
+    return len(outcomes) - max(outcomes.count(o) for o in set(outcomes))

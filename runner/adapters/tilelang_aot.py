@@ -204,12 +204,11 @@ def compile_kernel(
         return [result]
     (out_dir / "config0.cuda_source").write_text(source)
     result.ir["cuda_source"] = "config0.cuda_source"
-    result.code = stage_digests({"cuda_source": source})
     result.artifacts = {"binary_kind": "cubin", "arch": arch}
     get_ptx = getattr(compiled, "_get_ptx", None)  # absent in some releases: then no resource figures
-    if get_ptx is not None:
-        ptx = get_ptx()
-        result.code = stage_digests({"cuda_source": source, "ptx": ptx})
+    ptx = get_ptx() if get_ptx is not None else None
+    result.code = stage_digests({"cuda_source": source, "ptx": ptx})
+    if ptx is not None:
         (out_dir / "config0.ptx").write_text(ptx)
         result.ir["ptx"] = "config0.ptx"
         try:
