@@ -133,7 +133,6 @@ class GpuTimer:
         return start.elapsed_time(end) / self.calls
 
 
-Timer = Callable[[], float]  # milliseconds per call, one round
 StopRule = Callable[[list[float]], str | None]  # the ratios so far -> why to stop now, or None
 
 
@@ -197,12 +196,6 @@ def clear_of(floor: float, max_spread: float, min_rounds: int = MIN_ROUNDS) -> S
     return rule
 
 
-def interleaved(
-    subject: Callable[[], Any],
-    baseline: Callable[[], Any],
-    device: str,
-    rounds: int,
-    stop: StopRule | None = None,
-) -> dict:
-    """make_timers, then timed_rounds: for callers that hold the device as they please."""
-    return timed_rounds(make_timers(subject, baseline, device), rounds, stop)
+def interleaved(subject: Callable[[], Any], baseline: Callable[[], Any], device: str, rounds: int) -> dict:
+    """make_timers, then every round of timed_rounds: for callers that hold the device as they please."""
+    return timed_rounds(make_timers(subject, baseline, device), rounds)

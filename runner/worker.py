@@ -17,7 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from kregress.adapters import AdapterError, CompilerBroken, MeasurementError, Unsupported
+from kregress.adapters import CompilerBroken, HarnessError, MeasurementError, Unsupported
 from kregress.child_results import CaseError, JobStatus
 from kregress.frameworks import FRAMEWORKS
 
@@ -128,14 +128,14 @@ def main(argv: list[str]) -> int:
                   "traceback": "".join(traceback.format_exception(exc.__cause__ or exc))[-8000:]}  # fmt: skip
     except CaseError as exc:
         result = {"status": JobStatus.CASE_ERROR, "reason": str(exc)}
-    except MeasurementError as exc:
-        reason = f"kregress could not measure the result: {exc}"
-        detail = traceback.format_exc()[-8000:]
-        result = {"status": JobStatus.HARNESS_ERROR, "reason": reason, "traceback": detail}
-    except AdapterError as exc:
-        reason = f"kregress's {job['framework']} adapter failed, not the compiler: {exc}"
-        detail = traceback.format_exc()[-8000:]
-        result = {"status": JobStatus.HARNESS_ERROR, "reason": reason, "traceback": detail}
+    except HarnessError as exc:
+        said = (
+            "kregress could not measure the result"
+            if isinstance(exc, MeasurementError)
+            else f"kregress's {job['framework']} adapter failed, not the compiler"
+        )
+        result = {"status": JobStatus.HARNESS_ERROR, "reason": f"{said}: {exc}",
+                  "traceback": traceback.format_exc()[-8000:]}  # fmt: skip
     except Exception as exc:  # raised by the compiler or the kernel under test
         result = {
             "status": JobStatus.RAISED,
