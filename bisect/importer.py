@@ -29,7 +29,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +40,7 @@ from packaging.version import Version
 from kregress.bisect.candidates import PYPI, CandidateError, index_files
 from kregress.bisect.github import explain
 from kregress.bisect.judging import CaseRun, InfrastructureError
+from kregress.bisect.search import PointVerdict, search
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
 from kregress.judge import Outcome
@@ -420,16 +420,57 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
     )  # fmt: skip
 
 
-def boundary(low: int, high: int, before: Callable[[int], bool]) -> int:
-    """The first index after `low` that is no longer `before`, by bisection: `low` is (or is -1),
-    `high` is not (or is past the end). Assumes one change, as a bisect does."""
-    while high - low > 1:
-        middle = (low + high) // 2
-        if before(middle):
-            low = middle
-        else:
-            high = middle
-    return high
+@dataclass
+class ReleaseSpan:
+    """Where the draft shows its error among `versions`: from `first_bad` up to (not including)
+    `fixed` (len(versions) when no release is without it)."""
+
+    first_bad: int
+    fixed: int
+    unjudged: list[Point]  # releases beside a boundary that could not run the code (a skip)
+    disagreeing: list[Point]  # releases on the wrong side of a boundary: not one change
+
+    def shown(self, versions: list[str]) -> str:
+        said = f"shows from {versions[self.first_bad]} … {versions[self.fixed - 1]}; " + (
+            f"first fixed {versions[self.fixed]}" if self.fixed < len(versions) else "no release without it"
+        )
+        if self.unjudged:
+            said += "; could not tell at " + "; ".join(p.shown() for p in self.unjudged)
+        if self.disagreeing:
+            said += "; not one change, these disagree: " + "; ".join(p.shown() for p in self.disagreeing)
+        return said
+
+
+def release_span(locator: Locator, target: str, versions: list[str], at: int) -> ReleaseSpan:
+    """Both boundaries around `at` (a release that shows the error) by the bisect search core: a
+    release that shows it is on the bug's side, one judged PASS is off it, and anything else (an
+    ERROR, another error, a module missing here) cannot tell, so the search steps round it as `git
+    bisect skip` does instead of reading it as either side."""
+
+    def side(index: int, showing: PointVerdict, passing: PointVerdict) -> PointVerdict:
+        point = locator.judge(target, versions[index])
+        if locator.shows(point):
+            return showing
+        return passing if point.outcome is Outcome.PASS else PointVerdict.SKIP
+
+    # older: virtual 0 is "before every release", virtual i is versions[i - 1], the last is `at`
+    older = search(at + 2, lambda now: {i: side(i - 1, PointVerdict.BAD, PointVerdict.GOOD) for i in now})
+    # newer: virtual i is versions[at + i], the last is "after every release"
+    newer = search(
+        len(versions) - at + 1,
+        lambda now: {i: side(at + i, PointVerdict.GOOD, PointVerdict.BAD) for i in now},
+    )
+    judged = {p.release: p for p in locator.summary.judged if p.target == target}
+
+    def points(indices: list[int]) -> list[Point]:
+        return [judged[versions[i]] for i in indices if 0 <= i < len(versions) and versions[i] in judged]
+
+    return ReleaseSpan(
+        first_bad=older.first_bad - 1,
+        fixed=at + newer.first_bad,
+        unjudged=points([i - 1 for i in older.ambiguous[:-1]] + [at + i for i in newer.ambiguous[:-1]]),
+        disagreeing=points([i - 1 for i in older.contradictions] + [at + i for i in newer.contradictions]),
+    )
 
 
 def final_manifest(folder: Path, target: str, kind: str, versions: list[str], first_bad: int, fixed: int,
@@ -527,13 +568,9 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     kind = "runs" if target.endswith(":interpreter") else "compiles"
     summary.add(f"locate: shows on {target} under {release}" + (f" (/{pattern}/)" if pattern else ""))
     versions = releases_of[package_for(target, evidence.framework, args.package)]
-    at = versions.index(release)
-    shows = lambda i: locator.shows(locator.judge(target, versions[i]))  # noqa: E731
-    first_bad = boundary(-1, at, lambda i: not shows(i))  # the oldest release that shows it
-    fixed = boundary(at, len(versions), shows)  # the first newer one that no longer does
-    span = f"{versions[first_bad]} … {versions[fixed - 1]}"
-    summary.add(f"bisect: shows from {span}; " + (f"first fixed {versions[fixed]}" if fixed < len(versions)
-                                                  else "no release without it"))  # fmt: skip
+    span = release_span(locator, target, versions, versions.index(release))
+    first_bad, fixed = span.first_bad, span.fixed
+    summary.add(f"bisect: {span.shown(versions)}")
     if not args.no_reduce:
         reduce_draft(args.corpus, draft, kind, target, release, pattern, summary)
     held = {p.release for p in summary.judged if p.target == target and p.outcome is Outcome.PASS}

@@ -58,3 +58,27 @@ def test_an_exception_from_kregress_code_is_told_from_one_raised_elsewhere() -> 
 )
 def test_nvcc_errors_in_what_the_compiler_made_or_ships_are_its_own(message, machine) -> None:
     assert toolkit_refused(message) is machine
+
+
+def test_a_release_that_cannot_load_its_runtime_here_is_skipped_naming_the_library(
+    tmp_path, monkeypatch
+) -> None:
+    """tilelang 0.1.7.post2 loads libnvrtc.so.13 at import: on a machine without it, nothing about
+    the compiler can be judged (a SKIP naming the library), and it is not kregress's error."""
+    import sys
+
+    from kregress.adapters import Unsupported
+    from kregress.adapters.tilelang_aot import compile_session
+
+    package = tmp_path / "tilelang"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        'raise OSError("libnvrtc.so.13: cannot open shared object file: No such file or directory")\n'
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "tilelang", raising=False)
+    with (
+        pytest.raises(Unsupported, match=r"cannot load here: libnvrtc\.so\.13"),
+        compile_session({"backend": "cuda", "name": "cuda:sm_90"}),
+    ):
+        pass

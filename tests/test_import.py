@@ -328,7 +328,7 @@ SELECT_ISSUE = {
          "locate: shows on cpu:interpreter under triton==3.2.0", "first fixed triton==3.4.0", ",<3.4.0"),
         ("https://github.com/tile-ai/tilelang/issues/2682", SELECT_ISSUE,
          "locate: shows on cuda:sm_90 under tilelang==0.1.12",
-         "bisect: shows from tilelang==0.1.10 … tilelang==0.1.13; first fixed tilelang==0.1.14", ",<0.1.14"),
+         "bisect: shows from tilelang==0.1.7 … tilelang==0.1.13; first fixed tilelang==0.1.14", ",<0.1.14"),
     ],
 )  # fmt: skip
 def test_real_issues_saved_as_json_become_proven_drafts(
@@ -438,3 +438,36 @@ def test_an_issue_older_than_every_release_is_tried_on_the_oldest(tmp_path: Path
     assert done.returncode == 0, said
     assert "locate: shows on cpu:interpreter under tinycc==0.1" in said
     assert "first fixed tinycc==0.3" in said
+
+
+# A release built against a runtime this machine lacks: it cannot run the code, so it tells nothing.
+UNLOADABLE = 'raise OSError("libtinyrt.so.13: cannot open shared object file: No such file or directory")\n'
+GAPPY_HISTORY = [
+    Step("Build against tinyrt 13", UNLOADABLE, release="0.1"),
+    Step("Vectorized scale", BAD, release="0.2"),
+    Step("Build against tinyrt 13 again", UNLOADABLE, release="0.3"),
+    *(Step(f"Release 0.{n}", BAD, release=f"0.{n}") for n in range(4, 8)),
+]
+
+
+@pytest.fixture(scope="module")
+def gappy_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("tinycc-gappy")
+    repo, shas = make_compiler_repo(root / "repo", GAPPY_HISTORY)
+    wheels = [build_release(repo, sha, root / "wheels") for sha in shas]
+    with local_index(root / "index", wheels) as url:
+        yield url
+
+
+def test_a_release_that_cannot_run_the_code_is_stepped_round_not_taken_for_either_side(
+    tmp_path: Path, gappy_index: str
+) -> None:
+    """0.3 is the first midpoint and cannot load: read as "does not show", it moved the search
+    above it and named 0.4. Skipped, the search finds 0.2, and says 0.1 could not tell."""
+    with serving() as fake:
+        url = opened(fake, 9, MISMATCH_ISSUE)
+        done = run_import(tmp_path, fake, gappy_index, url, "--no-reduce")
+    said = done.stdout + done.stderr
+    assert "locate: shows on cpu:interpreter under tinycc==0.7" in said, said
+    assert "bisect: shows from tinycc==0.2 … tinycc==0.7; no release without it" in said, said
+    assert "could not tell at tinycc==0.1 on cpu:interpreter" in said and "libtinyrt.so.13" in said, said

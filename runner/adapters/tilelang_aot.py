@@ -114,6 +114,10 @@ def compile_session(target_spec: dict[str, Any]) -> Iterator[dict[str, Any]]:
         import tilelang  # noqa: F401
     except ImportError as exc:
         raise Unsupported(f"tilelang is not installed in this environment ({exc})") from None
+    except OSError as exc:  # a release built against a runtime this machine lacks (0.1.7.post2: nvrtc 13)
+        if "cannot open shared object file" not in str(exc):
+            raise
+        raise Unsupported(f"this tilelang release cannot load here: {exc}") from None
     if shutil.which("nvcc") is None:
         raise Unsupported("TileLang compiles CUDA with nvcc, which is not on PATH")
     yield target_spec
