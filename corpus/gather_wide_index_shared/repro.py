@@ -18,7 +18,9 @@ ROWS, COLS, LOOKUPS = 128, 64, 256
 
 
 @triton.jit
-def row_lookup_kernel(table_ptr, index_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr, LOOKUPS: tl.constexpr):
+def row_lookup_kernel(
+    table_ptr, index_ptr, out_ptr, ROWS: tl.constexpr, COLS: tl.constexpr, LOOKUPS: tl.constexpr
+):
     rows = tl.arange(0, ROWS)
     cols = tl.arange(0, COLS)
     lookups = tl.arange(0, LOOKUPS)
@@ -38,8 +40,12 @@ def operands(index_dtype: torch.dtype, device: str = "cpu") -> dict:
 
 
 SIZES = {"ROWS": ROWS, "COLS": COLS, "LOOKUPS": LOOKUPS}
-lookup_i64 = TritonKernel(row_lookup_kernel, args=lambda: {**operands(torch.int64), **SIZES}, configs=[{"num_warps": 4}])
-lookup_i32 = TritonKernel(row_lookup_kernel, args=lambda: {**operands(torch.int32), **SIZES}, configs=[{"num_warps": 4}])
+lookup_i64 = TritonKernel(
+    row_lookup_kernel, args=lambda: {**operands(torch.int64), **SIZES}, configs=[{"num_warps": 4}]
+)
+lookup_i32 = TritonKernel(
+    row_lookup_kernel, args=lambda: {**operands(torch.int32), **SIZES}, configs=[{"num_warps": 4}]
+)
 
 
 def check_lookup(device: str):

@@ -55,7 +55,8 @@ def matmul_kernel(
             cols = pid_n * BLOCK_SIZE_N + tl.arange(0, BLOCK_SIZE_N)
             d_ptrs = d_ptr + rows[:, None] * stride_dm + cols[None, :] * stride_dn
             acc += tl.load(d_ptrs, mask=(rows[:, None] < M) & (cols[None, :] < N), other=0.0)
-    c_block = tl.make_block_ptr(c_ptr, (M, N), (stride_cm, stride_cn), (pid_m * BLOCK_SIZE_M, pid_n * BLOCK_SIZE_N),
+    c_block = tl.make_block_ptr(c_ptr, (M, N), (stride_cm, stride_cn),
+                                (pid_m * BLOCK_SIZE_M, pid_n * BLOCK_SIZE_N),
                                 (BLOCK_SIZE_M, BLOCK_SIZE_N), (1, 0))  # fmt: skip
     tl.store(c_block, acc, boundary_check=(0, 1))
 
@@ -100,7 +101,9 @@ matmul_add = kernel(add=True)
 matmul_add_tensor_of_pointers = kernel(add=True, d_block_ptr=False)
 
 
-def run(x: dict[str, torch.Tensor], add: bool, block: tuple[int, int, int], config: dict | None = None) -> None:
+def run(
+    x: dict[str, torch.Tensor], add: bool, block: tuple[int, int, int], config: dict | None = None
+) -> None:
     m, n = x["c"].shape
     grid = (triton.cdiv(m, block[0]) * triton.cdiv(n, block[1]),)
     matmul_kernel[grid](**arguments(x, add, True), BLOCK_SIZE_M=block[0], BLOCK_SIZE_N=block[1],

@@ -51,5 +51,3 @@ def check_gemm(device: str):
     gemm_bias_kernel[(M // BM, N // BN)](**args, M=M, N=N, K=K, BM=BM, BN=BN, BK=BK, num_stages=3)
     a, b, bias = (args[k].cpu().double().numpy() for k in ("a_ptr", "b_ptr", "bias_ptr"))
     return args["c_ptr"].cpu().double().numpy(), a @ b + bias[None, :]
-
-

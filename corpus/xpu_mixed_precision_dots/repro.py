@@ -4,8 +4,9 @@ fp16 dot's DPAS layout, and the Intel backend cannot lower it (intel/intel-xpu-b
 A two-term product: a float32 part multiplied exactly (`input_precision="ieee"`, which no Intel
 systolic array can do) and a float16 correction on the tensor cores. AccelerateMatmul decided
 DPAS per function from a map of its dots, and missed the ieee dot's "not applicable" entry when
-another dot could use DPAS, so the ieee dot was given a DPAS layout too; lowering then stops with "Unsupported dpas type found" for PVC. The exact dot alone compiles, and
-DG2 (no DPAS in its target description) never takes that path.
+another dot could use DPAS, so the ieee dot was given a DPAS layout too; lowering then stops
+with "Unsupported dpas type found" for PVC. The exact dot alone compiles, and DG2 (no DPAS in its
+target description) never takes that path.
 """
 
 import torch
@@ -51,7 +52,9 @@ def operands(device: str = "cpu") -> dict:
 two_terms = TritonKernel(two_term_kernel, args=lambda: {**operands(), "N": N}, configs=[{"num_warps": 4}])
 exact_only = TritonKernel(
     exact_only_kernel,
-    args=lambda: {k: v for k, v in {**operands(), "N": N}.items() if k in ("a_ptr", "b_ptr", "exact_ptr", "N")},
+    args=lambda: {
+        k: v for k, v in {**operands(), "N": N}.items() if k in ("a_ptr", "b_ptr", "exact_ptr", "N")
+    },
     configs=[{"num_warps": 4}],
 )
 
@@ -62,5 +65,8 @@ def check_two_terms(device: str):
     args = operands(device)
     two_term_kernel[(1,)](**args, N=N)
     a, b, da, db = (args[k].cpu().double() for k in ("a_ptr", "b_ptr", "da_ptr", "db_ptr"))
-    actual = {"exact": args["exact_ptr"].cpu().double().numpy(), "correction": args["correction_ptr"].cpu().double().numpy()}
+    actual = {
+        "exact": args["exact_ptr"].cpu().double().numpy(),
+        "correction": args["correction_ptr"].cpu().double().numpy(),
+    }
     return actual, {"exact": (a @ b).numpy(), "correction": (da @ db).numpy()}
