@@ -477,6 +477,7 @@ class CaseItem(pytest.Item):
             self.config.getoption,
         )
         verdict, outcome = judged.verdict, judged.outcome
+        verdict = self.beside_earlier_nights(verdict)
         self.verdict = verdict
         self.outcome_record = self.record(
             outcome=verdict.outcome.value,
@@ -494,6 +495,20 @@ class CaseItem(pytest.Item):
         self.user_properties.append(("kregress", json.dumps(self.outcome_record)))  # for JUnit XML
         if verdict.outcome == Outcome.ERROR:
             raise ItemError(verdict)
+
+    def beside_earlier_nights(self, verdict: Verdict) -> Verdict:
+        """A perf verdict on a device, with --history, also against the item's earlier nights on
+        this GPU model (kregress.night_window)."""
+        option = self.config.getoption("history")
+        model = (state(self.config).device or {}).get("name")
+        if self.expectation.kind != "perf" or self.target.kind != "device" or not option or not model:
+            return verdict
+        from kregress.history import default_path
+        from kregress.night_window import earlier_nights, judged_against
+
+        history = default_path() if option == "default" else Path(option)
+        window = earlier_nights(history, self.case.id, self.expectation_name, self.target.name, model)
+        return judged_against(verdict, window, self.expectation.min_ratio)
 
     def outcome_of(self, job: Job, interpreter: Interpreter) -> JobOutcome:
         """The job's outcome, run once per session (items that share a job share its outcome); on a
