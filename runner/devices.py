@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import shutil
 import subprocess
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 
 from kregress.backends import BACKENDS
 from kregress.paths import cache_root
@@ -36,9 +36,22 @@ def visible(backend: str, env: Mapping[str, str], count: int) -> list[str]:
     return listed or [str(i) for i in range(max(count, 1))]
 
 
-def auto_workers(backend: str, env: Mapping[str, str], count: int) -> int | None:
-    """`-n auto` on a GPU backend: one worker per visible device (None: xdist's own default)."""
-    return len(visible(backend, env, count)) if device_variable(backend) else None
+MAX_WORKERS_PER_DEVICE = 8  # more only queue for the device and its lock (one H100, 16 cores)
+
+
+def auto_workers(
+    backend: str, env: Mapping[str, str], count: int, per_device: int | None = None, cores: int | None = None
+) -> int | None:
+    """`-n auto` on a GPU backend: `per_device` workers on each visible device, by default as many
+    as the cores allow, up to 8: most of a job's time is CPU (compiles, torch.compile, imports) and
+    the device lock keeps timing alone, so the workers of one device overlap their compiles with
+    its use (None: xdist's own default, a worker per core)."""
+    if not device_variable(backend):
+        return None
+    devices = len(visible(backend, env, count))
+    if per_device is None:
+        per_device = max(1, min(MAX_WORKERS_PER_DEVICE, (cores or os.cpu_count() or 1) // devices))
+    return devices * per_device
 
 
 def pinned_environment(
@@ -56,18 +69,27 @@ def pinned_environment(
 @contextlib.contextmanager
 def device_lock(backend: str, env: Mapping[str, str], exclusive: bool) -> Iterator[None]:
     """Jobs on a device share it (numerics, loading binaries); a perf job has it alone while it is
-    timed, whatever other workers were pinned to the same device. One lock file per device set."""
+    timed, whatever other workers were pinned to the same device. One lock file per device set.
+
+    flock gives a waiting exclusive request no priority over new shared ones, so with several
+    workers on a device their numerics jobs could keep a perf job from ever timing. A second
+    file is the turnstile: a perf job holds it while it waits for the device, and every new shared
+    holder passes through it first, so none overtakes a perf job that is already waiting."""
     variable = device_variable(backend)
     devices = env.get(variable, "") if variable else ""
     folder = cache_root() / "locks"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{backend}-{devices.replace(',', '_') or 'all'}.lock"
-    with Path(path).open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    with path.open("a") as device, path.with_suffix(".turnstile").open("a") as turnstile:
+        fcntl.flock(turnstile, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            fcntl.flock(device, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        finally:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
         try:
             yield
         finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(device, fcntl.LOCK_UN)
 
 
 def describe(backend: str, env: Mapping[str, str]) -> dict[str, str]:

@@ -141,6 +141,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="devices to spread xdist workers over (default: probed, or the visible-devices variable)",
     )
     group.addoption(
+        "--workers-per-device",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with -n auto on a GPU backend, N xdist workers per device (default: the cores per "
+        "device, at most 8); a perf job still has its device alone while it is timed",
+    )
+    group.addoption(
         "--toolchain",
         default=None,
         metavar="SPEC",
@@ -353,9 +361,10 @@ def describe_devices(config: pytest.Config) -> list[dict[str, str]]:
 # registered last would otherwise be asked first (kregress on PYTHONPATH registers before xdist).
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto` on a GPU backend: one worker per visible device (each is pinned to its own)."""
+    """`-n auto` on a GPU backend: several workers per visible device (each pinned to one)."""
     backend = config.getoption("backend")
-    return auto_workers(backend, os.environ, config.getoption("devices") or probe_count(backend))
+    count = config.getoption("devices") or probe_count(backend)
+    return auto_workers(backend, os.environ, count, config.getoption("workers_per_device"))
 
 
 class ManifestError(KregressError):

@@ -1,5 +1,6 @@
-"""Each xdist worker is pinned to one device of its backend; -n auto starts one per device; a perf
-job has its device alone; the device is named as nvidia-smi names it."""
+"""Each xdist worker is pinned to one device of its backend; -n auto spreads the cores over the
+devices; a perf job has its device alone, and one that waits for it is not overtaken; the device is
+named as nvidia-smi names it."""
 
 from __future__ import annotations
 
@@ -52,9 +53,11 @@ def stand_in(tmp_path: Path) -> Path:
     return folder
 
 
-def test_auto_means_one_worker_per_visible_device() -> None:
-    assert auto_workers("cuda", {"CUDA_VISIBLE_DEVICES": "2,3"}, count=8) == 2
-    assert auto_workers("cuda", {}, count=4) == 4
+def test_auto_means_the_cores_spread_over_the_visible_devices_up_to_eight_each() -> None:
+    assert auto_workers("cuda", {"CUDA_VISIBLE_DEVICES": "2,3"}, count=8, cores=16) == 16
+    assert auto_workers("cuda", {"CUDA_VISIBLE_DEVICES": "2,3"}, count=8, cores=64) == 16  # 8 each
+    assert auto_workers("cuda", {}, count=4, cores=2) == 4  # never fewer than one per device
+    assert auto_workers("cuda", {"CUDA_VISIBLE_DEVICES": "0"}, count=1, per_device=2, cores=16) == 2
     assert auto_workers("cpu", {}, count=1) is None
 
 
@@ -94,13 +97,34 @@ def test_a_perf_job_has_its_device_alone_while_others_share_it(tmp_path: Path) -
     assert times[("perf", "in")] >= max(times[("numerics-a", "out")], times[("numerics-b", "out")])
 
 
+def test_a_waiting_perf_job_is_not_overtaken_by_jobs_that_come_after_it(tmp_path: Path) -> None:
+    """Numerics jobs arriving one after another, each overlapping the last, would hold the shared
+    lock without a gap: a perf job that asked before the later ones must get the device first."""
+    log, cache = str(tmp_path / "log"), str(tmp_path / "cache")
+    context = multiprocessing.get_context("spawn")
+    first = context.Process(target=hold, args=("numerics-1", cache, False, 1.5, log))
+    first.start()
+    time.sleep(0.5)
+    perf = context.Process(target=hold, args=("perf", cache, True, 0.2, log))
+    perf.start()
+    time.sleep(0.5)  # the perf job waits for numerics-1 now
+    later = context.Process(target=hold, args=("numerics-2", cache, False, 0.5, log))
+    later.start()
+    for job in (first, perf, later):
+        job.join(30)
+    times = {(name, what): t for name, what, t in map(json.loads, Path(log).read_text().splitlines())}
+    assert times[("perf", "in")] >= times[("numerics-1", "out")]
+    assert times[("numerics-2", "in")] >= times[("perf", "out")]  # it waited behind the perf job
+
+
 def test_cuda_backend_starts_one_worker_per_gpu_and_names_them(tmp_path: Path) -> None:
     work = copy_corpus(tmp_path, "kinds/vector_add")
     env = {**os.environ, "PATH": f"{stand_in(tmp_path)}{os.pathsep}{os.environ['PATH']}"}
     env.pop("CUDA_VISIBLE_DEVICES", None)
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
-         "-n", "auto", "-k", "compiles", "--target", "cuda:sm_90", "--kregress-json", "results.json"],
+         "-n", "auto", "--workers-per-device", "1", "-k", "compiles", "--target", "cuda:sm_90",
+         "--kregress-json", "results.json"],
         cwd=work, capture_output=True, text=True, env=env, timeout=600, check=False,
     )  # fmt: skip
     assert "created: 2/2 workers" in done.stdout, done.stdout[-2000:]
