@@ -1,0 +1,115 @@
+"""The GPU nightly's corpus run, timed as it runs: `pytest corpus/ --backend cuda -n auto`, several
+times in a row, in one sitting on one device machine.
+
+Per run: wall seconds, the items by outcome, the sum over perf items of the seconds each held its
+device alone (`device_alone_s`) and waited for it (`waited_for_device_s`), and the timed rounds
+per perf item. At the end: whether every run gave every item the same outcome (it must: more
+workers change the time, never a verdict). Variants are pytest arguments, so "before" and "after"
+are measured side by side, e.g. one worker per device against the default:
+
+    python bench/bench_gpu_nightly.py --runs 3 --variant after= --variant before=--workers-per-device=1
+
+A run that exceeds --timeout is killed and reported as such (never as a time), with the process
+tree and the kernel's file locks at that moment written beside the results (--out), so a stall
+can be read afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+
+def run_once(corpus: Path, backend: str, extra: list[str], timeout: float, out: Path, name: str) -> dict:
+    report = out / f"{name}.json"
+    command = [sys.executable, "-m", "pytest", str(corpus), "--backend", backend, "-n", "auto", "-q",
+               "-p", "no:cacheprovider", "--kregress-json", str(report), *extra]  # fmt: skip
+    started = time.perf_counter()
+    with (out / f"{name}.log").open("w") as log:
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            snapshot(out / f"{name}.stalled.txt")
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+            return {"name": name, "seconds": None, "why": f"killed after {timeout:.0f} s"}
+    seconds = time.perf_counter() - started
+    if not report.exists():
+        return {"name": name, "seconds": None, "why": f"pytest exit {process.returncode}, no results"}
+    items = json.loads(report.read_text())["items"]
+    perf = [i for i in items if i.get("kind") == "perf" and i.get("measured")]
+    return {
+        "name": name,
+        "seconds": round(seconds, 1),
+        "exit": process.returncode,
+        "outcomes": dict(Counter(i["outcome"] for i in items)),
+        "verdicts": {f"{i['case']}::{i['expectation']}[{i['target']}]": i["outcome"] for i in items},
+        "device_alone_s": round(sum(i["measured"].get("device_alone_s") or 0 for i in perf), 2),
+        "rounds": {f"{i['case']}::{i['expectation']}": i["measured"].get("rounds") for i in perf},
+    }
+
+
+def snapshot(path: Path) -> None:
+    """The process tree and the file locks held, as they were when a run had to be killed."""
+    parts = []
+    for title, command in (("processes", ["ps", "-eo", "pid,ppid,etime,stat,args", "--forest"]),
+                           ("locks", ["cat", "/proc/locks"])):  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        parts.append(f"== {title}\n{done.stdout}{done.stderr}")
+    path.write_text("\n".join(parts))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("corpus", nargs="?", type=Path, default=Path("corpus"))
+    parser.add_argument("--backend", default="cuda")
+    parser.add_argument("--runs", type=int, default=3, help="runs of each variant, in a row (default 3)")
+    parser.add_argument(
+        "--variant", action="append", metavar="NAME=ARGS",
+        help="a named set of extra pytest arguments, split on spaces (repeatable; default: default=)",
+    )  # fmt: skip
+    parser.add_argument("--timeout", type=float, default=300, help="seconds before a run is killed")
+    parser.add_argument("--out", type=Path, help="where the results, logs and stall snapshots go")
+    args = parser.parse_args()
+    out = args.out or Path(tempfile.mkdtemp(prefix="bench-gpu-nightly-"))
+    out.mkdir(parents=True, exist_ok=True)
+    variants = [v.partition("=") for v in (args.variant or ["default="])]
+    runs = []
+    for name, _, extra in variants:
+        for n in range(1, args.runs + 1):
+            result = run_once(args.corpus, args.backend, extra.split(), args.timeout, out, f"{name}-{n}")
+            runs.append(result)
+            shown = f"{result['seconds']:.1f} s" if result["seconds"] is not None else result["why"]
+            if result["seconds"] is not None:
+                shown += (
+                    f", {result['outcomes']}, exclusive device {result['device_alone_s']} s, "
+                    f"rounds {sorted(Counter(result['rounds'].values()).items())} (rounds: items)"
+                )
+            print(f"{name} run {n}: {shown}", flush=True)
+    finished = [r for r in runs if r["seconds"] is not None]
+    same = all(r["verdicts"] == finished[0]["verdicts"] for r in finished) if finished else False
+    differing = sorted(
+        {k for r in finished for k, v in r["verdicts"].items() if finished[0]["verdicts"].get(k) != v}
+    )
+    print(
+        f"same verdicts in all {len(finished)} finished runs: {same}"
+        + (f" (differ: {differing})" if differing else "")
+    )
+    (out / "summary.json").write_text(json.dumps(runs, indent=1))
+    print(f"results in {out}")
+    return 0 if same and len(finished) == len(runs) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
