@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -38,7 +39,7 @@ def run_once(corpus: Path, backend: str, extra: list[str], timeout: float, out: 
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            snapshot(out / f"{name}.stalled.txt")
+            snapshot(out / f"{name}.stalled.txt", process.pid)
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
             return {"name": name, "seconds": None, "why": f"killed after {timeout:.0f} s"}
@@ -54,17 +55,37 @@ def run_once(corpus: Path, backend: str, extra: list[str], timeout: float, out: 
         "outcomes": dict(Counter(i["outcome"] for i in items)),
         "verdicts": {f"{i['case']}::{i['expectation']}[{i['target']}]": i["outcome"] for i in items},
         "device_alone_s": round(sum(i["measured"].get("device_alone_s") or 0 for i in perf), 2),
+        "perf_waited_s": round(sum(i["measured"].get("waited_for_device_s") or 0 for i in perf), 1),
+        "perf_prepared_s": round(sum(i["measured"].get("prepared_s") or 0 for i in perf), 1),
+        "shared_waited_s": round(sum(i.get("device_wait_s") or 0 for i in items), 1),
+        "job_s": round(sum(i.get("job_seconds") or 0 for i in items), 1),
         "rounds": {f"{i['case']}::{i['expectation']}": i["measured"].get("rounds") for i in perf},
     }
 
 
-def snapshot(path: Path) -> None:
-    """The process tree and the file locks held, as they were when a run had to be killed."""
+def snapshot(path: Path, root: int) -> None:
+    """The process tree and the file locks held, as they were when a run had to be killed, and
+    where py-spy is found, the Python stack of every process of the run (which job hung, where)."""
     parts = []
     for title, command in (("processes", ["ps", "-eo", "pid,ppid,etime,stat,args", "--forest"]),
                            ("locks", ["cat", "/proc/locks"])):  # fmt: skip
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         parts.append(f"== {title}\n{done.stdout}{done.stderr}")
+    spy = shutil.which("py-spy")
+    table = subprocess.run(["ps", "-eo", "pid=,ppid="], capture_output=True, text=True, check=False).stdout
+    children: dict[str, list[str]] = {}
+    for pid, parent in (line.split() for line in table.splitlines() if line.strip()):
+        children.setdefault(parent, []).append(pid)
+    listed, waiting = [], [str(root)]  # every descendant: jobs run in sessions of their own
+    while waiting:
+        pid = waiting.pop()
+        listed.append(pid)
+        waiting += children.get(pid, [])
+    for pid in listed if spy else []:
+        done = subprocess.run(
+            [spy, "dump", "--pid", pid], capture_output=True, text=True, timeout=60, check=False
+        )
+        parts.append(f"== py-spy dump {pid}\n{done.stdout}{done.stderr}")
     path.write_text("\n".join(parts))
 
 
@@ -94,6 +115,8 @@ def main() -> int:
             if result["seconds"] is not None:
                 shown += (
                     f", {result['outcomes']}, exclusive device {result['device_alone_s']} s, "
+                    f"job time {result['job_s']} s, device waits: shared {result['shared_waited_s']} s, "
+                    f"perf {result['perf_waited_s']} s (perf preparing {result['perf_prepared_s']} s), "
                     f"rounds {sorted(Counter(result['rounds'].values()).items())} (rounds: items)"
                 )
             print(f"{name} run {n}: {shown}", flush=True)

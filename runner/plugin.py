@@ -15,6 +15,7 @@ import re
 import shutil
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ class RunState:
     explicit: Interpreter | None  # --toolchain's environment
     device: dict[str, str]  # the GPU this process is pinned to, as nvidia-smi names it
     jobs: dict[tuple[str, ...], JobOutcome] = field(default_factory=dict)  # one outcome per job
+    device_waits: dict[tuple[str, ...], float] = field(default_factory=dict)  # job -> s to get the device
     matrix_toolchains: dict[str, Interpreter | str] = field(default_factory=dict)  # or why not
     native_xpu: dict[str, str] | None = None  # the variables for Intel's ocloc, asked once
     # case::expectation[target] -> why that pair is not collected; a worker sends its own to the controller
@@ -224,6 +226,8 @@ def shard_of(case_id: str, count: int) -> int:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if device_variable(config.getoption("backend")):
+        items.sort(key=expected_cost)  # stable: the collection order within each group
     shard = parse_shard(config.getoption("shard"))
     if shard is None:
         return
@@ -232,6 +236,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if len(kept) != len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = kept
+
+
+def expected_cost(item: pytest.Item) -> int:
+    """On a GPU backend the longest jobs go first (longest-processing-time-first keeps the last
+    worker from finishing long after the others): perf jobs (a compile of each side, and they
+    wait for the device to be theirs), then the other device jobs, then compiles."""
+    if not isinstance(item, CaseItem):
+        return 3
+    if item.target.kind != "device":
+        return 2
+    return 0 if item.expectation.kind == "perf" else 1
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -256,6 +271,10 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ.update(pinned_environment(backend, worker, os.environ, count))
     device = describe(backend, os.environ) if device_variable(backend) else {}
     config.stash[STATE] = RunState(matrix, targets, workdir, explicit_interpreter(config), device)
+    if device_variable(backend) and getattr(config.option, "maxschedchunk", 0) is None:
+        # xdist hands out consecutive chunks of the order above, which would give one worker the
+        # perf jobs together; one item at a time keeps the longest first across all workers
+        config.option.maxschedchunk = 1
     if not hasattr(config, "workerinput"):  # the controller (or a serial run) writes the reports
         config.pluginmanager.register(ResultsCollector(config), "kregress-results")
 
@@ -445,6 +464,7 @@ class CaseItem(pytest.Item):
         self.xpass_reason: str | None = None
         self.planned_skip: str | None = None  # a SKIP decided at collection, before any job
         self.outcome_record: dict[str, Any] | None = None  # the one record of this item's outcome
+        self.device_wait_s: float | None = None  # how long its job waited for the device's lock
         self.add_marker(getattr(pytest.mark, expectation.kind))
 
     def record(self, **extra: Any) -> dict[str, Any]:
@@ -497,6 +517,7 @@ class CaseItem(pytest.Item):
             toolchain=outcome.toolchain,
             toolchain_spec=interpreter.toolchain,
             job_seconds=round(outcome.seconds, 3),
+            device_wait_s=self.device_wait_s,
             known_bad=judged.known_bad.link if judged.known_bad else None,
             device=state(self.config).device if self.target.kind == "device" else None,
             code={c.label: c.code for c in outcome.configs if c.code} or None,
@@ -527,11 +548,14 @@ class CaseItem(pytest.Item):
         memo = state(self.config).jobs
         if job.key not in memo:
             on_device = self.target.kind == "device" and not job.exclusive
+            asked = time.perf_counter()
             with (
                 device_lock(self.target.backend, os.environ, exclusive=False)
                 if on_device
                 else (contextlib.nullcontext())
             ):
+                if on_device:
+                    state(self.config).device_waits[job.key] = round(time.perf_counter() - asked, 3)
                 memo[job.key] = run_job(
                     job,
                     self.timeout(),
@@ -539,6 +563,7 @@ class CaseItem(pytest.Item):
                     interpreter=interpreter,
                     use_fork_server=not self.config.getoption("no_fork_server"),
                 )
+        self.device_wait_s = state(self.config).device_waits.get(job.key, self.device_wait_s)
         return memo[job.key]
 
     def runtest(self) -> None:

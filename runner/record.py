@@ -31,6 +31,7 @@ class ItemRecord(BaseModel):
     toolchain: dict[str, str] | None = None  # versions the child reported
     toolchain_spec: str | None = None  # the --toolchain it was judged under
     job_seconds: float | None = None
+    device_wait_s: float | None = None  # how long the job waited for its device's shared lock
     known_bad: str | None = None  # the known_bad link that turned FAIL into XFAIL
     device: dict[str, str] | None = None  # the GPU of a device target
     duration: float | None = None

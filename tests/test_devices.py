@@ -135,3 +135,39 @@ def test_cuda_backend_starts_one_worker_per_gpu_and_names_them(tmp_path: Path) -
         ("0", "NVIDIA H200", "580.82.07"),
         ("1", "NVIDIA H200", "580.82.07"),
     ]
+
+
+def test_on_a_gpu_backend_the_longest_jobs_are_handed_out_first_one_at_a_time() -> None:
+    """Perf jobs, then the other device jobs, then compiles, in collection order within each."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
+         "--collect-only", "-q", "-k", "grouped_reduction or layout_conversion_smem or cas_loop_int64"],
+        cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    ids = [line.split("::")[1] for line in done.stdout.splitlines() if "::" in line]
+    assert ids, done.stdout[-2000:] + done.stderr[-2000:]
+    perf = [
+        f"perf-{side}-{size}[cuda:device]"
+        for side in ("triton", "compiled")
+        for size in ("1k", "8k", "24k", "32k")
+    ]
+    assert sorted(ids[:9]) == sorted([*perf, "add-matrix-throughput[cuda:device]"]), ids
+    on_device = [i.endswith("[cuda:device]") for i in ids[9:]]
+    assert on_device == sorted(on_device, reverse=True) and on_device[0] and not on_device[-1], ids
+
+
+def test_xdist_hands_out_one_item_at_a_time_on_a_gpu_backend(tmp_path: Path) -> None:
+    (tmp_path / "show_chunk.py").write_text(
+        "def pytest_sessionstart(session):\n    print('maxschedchunk', session.config.option.maxschedchunk)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"}
+    said = {}
+    for backend in ("cuda", "cpu"):
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "-p", "show_chunk",
+             "--backend", backend, "--collect-only", "-q", "-n", "2", "-k", "cas_loop_int64"],
+            cwd=Path(__file__).parents[1], capture_output=True, text=True, env=env, timeout=300, check=False,
+        )  # fmt: skip
+        said[backend] = done.stdout
+    assert "maxschedchunk 1" in said["cuda"], said["cuda"][-2000:]
+    assert "maxschedchunk None" in said["cpu"]  # on the CPU xdist's own chunks stay

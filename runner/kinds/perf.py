@@ -77,16 +77,21 @@ class Perf(ExpectationBase):
 
         repro = load_repro(Path(job["repro"]), job["framework"])
         benches = {role: attribute(repro, job[role], role) for role in ("subject", "baseline")}
+        asked = time.perf_counter()
         with lock(exclusive=False):
+            began = time.perf_counter()
             fns = {role: bench.setup(job["device"]) for role, bench in benches.items()}
             timers = make_timers(fns["subject"], fns["baseline"], job["device"])
+            prepared = time.perf_counter()
+        waited = began - asked
         asked = time.perf_counter()
         with lock(exclusive=True):
             held = time.perf_counter()
             stop = clear_of(job["min_ratio"], job["max_spread"]) if job.get("min_ratio") else None
             timed = timed_rounds(timers, job["rounds"], stop)
             timed["device_alone_s"] = round(time.perf_counter() - held, 3)
-            timed["waited_for_device_s"] = round(held - asked, 3)
+            timed["waited_for_device_s"] = round(held - asked + waited, 3)
+        timed["prepared_s"] = round(prepared - began, 3)
         timed["names"] = {role: job[role] for role in benches}
         timed["flops"] = {role: bench.flops for role, bench in benches.items()}
         return timed
@@ -130,6 +135,8 @@ class Perf(ExpectationBase):
             "timing": perf.get("method"),
             "stopped": perf.get("stopped"),
             "device_alone_s": perf.get("device_alone_s"),
+            "waited_for_device_s": perf.get("waited_for_device_s"),  # shared, then alone
+            "prepared_s": perf.get("prepared_s"),  # compiles, capture and warm-up
         }
         limit = {"min_ratio": self.min_ratio, "max_spread": self.max_spread}
         if rounds > 1 and ratio.spread > self.max_spread:
