@@ -36,13 +36,24 @@ tickets_i64 = TritonKernel(take_ticket_kernel, args=lambda: operands(torch.int64
 tickets_i32 = TritonKernel(take_ticket_kernel, args=lambda: operands(torch.int32))
 
 
-def check_tickets(device: str):
-    """Every program gets a distinct ticket: sorted, they are 0 .. PROGRAMS - 1."""
-    args = operands(torch.int64, device)
-    take_ticket_kernel[(PROGRAMS,)](**args)
-    tickets = np.sort(args["ticket_ptr"].cpu().numpy()).astype(np.float64)
-    counter = args["counter_ptr"].cpu().double().numpy()
-    return {"tickets": tickets, "counter": counter}, {
-        "tickets": np.arange(PROGRAMS, dtype=np.float64),
-        "counter": np.array([PROGRAMS], dtype=np.float64),
-    }
+@triton.jit
+def claim_twice_kernel(slot_ptr, first_ptr, second_ptr):
+    """One program a slot, two compare-and-swaps on it: the first finds it empty and claims it, the
+    second finds it taken. The same scalar 64-bit `atom.cas` result as the loop's (ptxas refuses
+    it under 3.5.1 alike), without a loop: a spin loop over one counter can wait forever on a GPU
+    when the broadcast of the result races, which is not this bug."""
+    pid = tl.program_id(0)
+    empty = tl.load(slot_ptr + pid)  # 0, in the slot's own type
+    tl.store(first_ptr + pid, tl.atomic_cas(slot_ptr + pid, empty, empty + pid + 1))
+    tl.store(second_ptr + pid, tl.atomic_cas(slot_ptr + pid, empty, empty + pid + 100))
+
+
+def check_claims(device: str):
+    """Each first CAS sees the empty slot (0), each second one sees the first's claim (pid + 1), and
+    the slots keep the first claims."""
+    slots, first, second = (torch.zeros(PROGRAMS, dtype=torch.int64, device=device) for _ in range(3))
+    claim_twice_kernel[(PROGRAMS,)](slots, first, second)
+    claimed = np.arange(1, PROGRAMS + 1, dtype=np.float64)
+    got = {"first": first, "second": second, "slots": slots}
+    got = {name: t.cpu().double().numpy() for name, t in got.items()}
+    return got, {"first": np.zeros(PROGRAMS), "second": claimed, "slots": claimed}
