@@ -8,7 +8,9 @@ import fcntl
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator, Mapping
+from typing import IO
 
 from kregress.backends import BACKENDS
 from kregress.paths import cache_root
@@ -66,15 +68,36 @@ def pinned_environment(
     return {variable: devices[index % len(devices)]}
 
 
+PRIORITY_S = 30.0  # how long a perf job keeps new shared users out while it waits for the device
+
+
+def alone_within(device: IO[str], seconds: float) -> bool:
+    """Whether the device could be had alone within `seconds` (new shared users wait meanwhile).
+    After that the priority is given up: one shared job that hangs (a kernel that never ends, until
+    its timeout) must not keep every other device job waiting too."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            fcntl.flock(device, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+
+
 @contextlib.contextmanager
-def device_lock(backend: str, env: Mapping[str, str], exclusive: bool) -> Iterator[None]:
+def device_lock(
+    backend: str, env: Mapping[str, str], exclusive: bool, priority_s: float = PRIORITY_S
+) -> Iterator[None]:
     """Jobs on a device share it (numerics, loading binaries); a perf job has it alone while it is
     timed, whatever other workers were pinned to the same device. One lock file per device set.
 
     flock gives a waiting exclusive request no priority over new shared ones, so with several
     workers on a device their numerics jobs could keep a perf job from ever timing. A second
     file is the turnstile: a perf job holds it while it waits for the device, and every new shared
-    holder passes through it first, so none overtakes a perf job that is already waiting."""
+    holder passes through it first, so none overtakes a perf job that is already waiting, for up to
+    `priority_s`."""
     variable = device_variable(backend)
     devices = env.get(variable, "") if variable else ""
     folder = cache_root() / "locks"
@@ -82,10 +105,16 @@ def device_lock(backend: str, env: Mapping[str, str], exclusive: bool) -> Iterat
     path = folder / f"{backend}-{devices.replace(',', '_') or 'all'}.lock"
     with path.open("a") as device, path.with_suffix(".turnstile").open("a") as turnstile:
         fcntl.flock(turnstile, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        got = True
         try:
-            fcntl.flock(device, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            if exclusive:
+                got = alone_within(device, priority_s)
+            else:
+                fcntl.flock(device, fcntl.LOCK_SH)
         finally:
             fcntl.flock(turnstile, fcntl.LOCK_UN)
+        if not got:  # priority given up: wait as everyone else does
+            fcntl.flock(device, fcntl.LOCK_EX)
         try:
             yield
         finally:

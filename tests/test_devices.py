@@ -68,9 +68,9 @@ def test_the_device_is_described_as_nvidia_smi_names_it(tmp_path: Path, monkeypa
     assert describe("cpu", {}) == {}
 
 
-def hold(path: str, cache: str, exclusive: bool, seconds: float, log: str) -> None:
+def hold(path: str, cache: str, exclusive: bool, seconds: float, log: str, priority_s: float = 30.0) -> None:
     os.environ["KREGRESS_CACHE_DIR"] = cache
-    with device_lock("cuda", {"CUDA_VISIBLE_DEVICES": "0"}, exclusive=exclusive):
+    with device_lock("cuda", {"CUDA_VISIBLE_DEVICES": "0"}, exclusive=exclusive, priority_s=priority_s):
         with open(log, "a") as out:
             out.write(json.dumps([path, "in", time.time()]) + "\n")
         time.sleep(seconds)
@@ -115,6 +115,28 @@ def test_a_waiting_perf_job_is_not_overtaken_by_jobs_that_come_after_it(tmp_path
     times = {(name, what): t for name, what, t in map(json.loads, Path(log).read_text().splitlines())}
     assert times[("perf", "in")] >= times[("numerics-1", "out")]
     assert times[("numerics-2", "in")] >= times[("perf", "out")]  # it waited behind the perf job
+
+
+def test_a_shared_job_that_hangs_holds_up_other_device_jobs_only_for_the_priority_window(
+    tmp_path: Path,
+) -> None:
+    """A numerics job whose kernel never ends holds the device until its timeout: the perf job
+    waiting behind it keeps newcomers out for its priority window only, then waits like them."""
+    log, cache = str(tmp_path / "log"), str(tmp_path / "cache")
+    context = multiprocessing.get_context("spawn")
+    hung = context.Process(target=hold, args=("hung", cache, False, 4.0, log))
+    hung.start()
+    time.sleep(0.5)
+    perf = context.Process(target=hold, args=("perf", cache, True, 0.2, log, 1.0))
+    perf.start()
+    time.sleep(0.5)
+    later = context.Process(target=hold, args=("numerics", cache, False, 0.2, log))
+    later.start()
+    for job in (hung, perf, later):
+        job.join(30)
+    times = {(name, what): t for name, what, t in map(json.loads, Path(log).read_text().splitlines())}
+    assert times[("numerics", "in")] < times[("hung", "out")] - 1.5  # in beside the hung job, not after
+    assert times[("perf", "in")] >= times[("hung", "out")]  # and the perf job still timed alone
 
 
 def test_cuda_backend_starts_one_worker_per_gpu_and_names_them(tmp_path: Path) -> None:
