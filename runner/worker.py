@@ -111,7 +111,27 @@ def measurer(path: str) -> Any:
 
 def run_job(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     """The job, done by the kind that owns its measurement (kregress.kinds)."""
+    missing = device_missing(job)
+    if missing:
+        raise Unsupported(missing)
     return {"status": JobStatus.OK, "measured": measurer(job["measure"]).measure(job, out_dir)}
+
+
+def device_missing(job: dict[str, Any]) -> str | None:
+    """Why a job of a device target cannot run here (no such device: a SKIP saying so, never a
+    FAIL of the compiler); None where it can, or where torch is not there to ask."""
+    target = job.get("target") or {}
+    if target.get("kind") != "device" or job.get("compile_first"):
+        return None
+    try:
+        import torch
+    except ImportError:
+        return None
+    backend = target.get("backend")
+    runtime = getattr(torch, "xpu", None) if backend == "xpu" else torch.cuda
+    if runtime is not None and runtime.is_available():
+        return None
+    return f"no {backend} device here: torch {torch.__version__} sees none"
 
 
 def main(argv: list[str]) -> int:

@@ -193,3 +193,18 @@ def test_xdist_hands_out_one_item_at_a_time_on_a_gpu_backend(tmp_path: Path) -> 
         said[backend] = done.stdout
     assert "maxschedchunk 1" in said["cuda"], said["cuda"][-2000:]
     assert "maxschedchunk None" in said["cpu"]  # on the CPU xdist's own chunks stay
+
+
+def test_a_device_item_on_a_machine_without_the_device_skips_saying_so(tmp_path: Path) -> None:
+    """Not a RUNTIME_ERROR FAIL of the compiler ("Torch not compiled with CUDA enabled")."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device: the item would run")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus/cas_loop_int64", "-p", "no:cacheprovider", "--backend", "cuda",
+         "-k", "numerics", "-q", "-rs"],
+        cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert "1 skipped" in done.stdout and "no cuda device here: torch" in done.stdout
