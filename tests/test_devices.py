@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import copy_corpus
 from kregress.devices import auto_workers, describe, device_lock, pinned_environment
 
@@ -202,8 +204,8 @@ def test_a_device_item_on_a_machine_without_the_device_skips_saying_so(tmp_path:
     if torch.cuda.is_available():
         pytest.skip("this machine has a CUDA device: the item would run")
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "corpus/cas_loop_int64", "-p", "no:cacheprovider", "--backend", "cuda",
-         "-k", "numerics", "-q", "-rs"],
+        [sys.executable, "-m", "pytest", "corpus/cas_loop_int64", "-p", "no:cacheprovider", "--backend",
+         "cuda", "-k", "numerics", "-q", "-rs"],
         cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stdout[-3000:]
