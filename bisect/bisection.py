@@ -7,13 +7,20 @@ from __future__ import annotations
 import contextlib
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
 from kregress.bisect.candidates import BuildFailed, Candidate, CommitBuilder, environment_ready
 from kregress.bisect.confidence import MAX_RUNS, FlakeEstimate, decide, expected_points, per_point_target
-from kregress.bisect.judging import CaseRun, Memo, Observation, majority, observation_verdict
+from kregress.bisect.judging import (
+    CaseRun,
+    InfrastructureError,
+    Memo,
+    Observation,
+    majority,
+    observation_verdict,
+)
 from kregress.bisect.search import PointVerdict, SearchResult, search
 from kregress.toolchains import Environment, EnvironmentCache, Toolchain, ToolchainError
 
@@ -31,6 +38,8 @@ class Point:
     note: str = ""  # e.g. why it could not be built
     borrowed_from: str = ""  # not judged here: the verdict of this release, whose tag this commit is
     probability: float = 1.0  # that `verdict` is the point's true verdict (kregress.bisect.confidence)
+    launch_code: dict | None = None  # what its device checks launch, compiled first (kregress.launch_code)
+    same_code_as: str = ""  # not run on the device: the verdict of this point, whose launches are the same
 
     @property
     def observation(self) -> Observation | None:
@@ -40,6 +49,8 @@ class Point:
         if self.note:
             return self.note.splitlines()[0]
         shown = self.observation.summary() if self.observation else ""
+        if self.same_code_as:
+            return f"{shown} (as {self.same_code_as}: the same code launched, not run on the device)"
         return f"{shown} (as {self.borrowed_from})" if self.borrowed_from else shown
 
     def shown_votes(self) -> str:
@@ -85,13 +96,36 @@ class Bisection:
         flake: FlakeEstimate | None = None,
         point_target: float | None = None,
         max_runs: int = MAX_RUNS,
+        compile_first: str | None = None,
     ) -> None:
         """With `flake` and `point_target`, each point is rerun (at least `reruns` times) until its
-        verdict is that likely (kregress.bisect.confidence); without, `reruns` runs and a majority."""
+        verdict is that likely (kregress.bisect.confidence); without, `reruns` runs and a majority.
+        With `compile_first` (a compile target: the device's architecture), the code a point's
+        device checks launch is compiled first, and a point launching the same code as one judged
+        already takes its verdict instead of running on the device."""
         self.run, self.regress, self.reruns = run, regress, reruns
         self.builder, self.memo, self.console = builder, memo, console
         self.flake, self.point_target, self.max_runs = flake, point_target, max_runs
+        self.compile_first = compile_first
         self.points: dict[str, Point] = {}
+
+    def launch_code_at(self, spec: str, environment: Environment) -> dict | None:
+        """The code the point's device checks launch, compiled first (memoized like a judgement);
+        None when it cannot be known."""
+        if self.compile_first is None:
+            return None
+        code_run = replace(self.run, compile_first=self.compile_first)
+        try:
+            return self.memo.observations(code_run, spec, environment.root.name, 1)[0].launch_code()
+        except InfrastructureError:
+            return None
+
+    def same_code(self, code: dict | None) -> Point | None:
+        """A point judged on the device whose checks launch exactly `code`."""
+        if code is None:
+            return None
+        judged = (p for p in self.points.values() if not p.same_code_as and p.verdict != PointVerdict.SKIP)
+        return next((p for p in judged if p.launch_code == code), None)
 
     def use_confidence(self, confidence: float, candidates: int) -> None:
         """Aim the per-point reruns at `confidence` for a search over `candidates` points."""
@@ -134,11 +168,20 @@ class Bisection:
             point = Point(candidate, PointVerdict.SKIP, note=note)
             self.report_point(point)
             return point
+        code = self.launch_code_at(spec, environment)
+        twin = self.same_code(code)
+        if twin is not None:
+            point = Point(
+                candidate, twin.verdict, twin.votes, twin.observations, probability=twin.probability,
+                launch_code=code, same_code_as=twin.candidate.label,
+            )  # fmt: skip
+            self.report_point(point)
+            return point
         whole_case = self.run.expectation is None
         if self.flake is None or self.point_target is None:
             observations = self.memo.observations(self.run, spec, environment.root.name, self.reruns)
             votes = [observation_verdict(o, self.regress, whole_case) for o in observations]
-            point = Point(candidate, majority(votes), votes, observations)
+            point = Point(candidate, majority(votes), votes, observations, launch_code=code)
             self.report_point(point)
             return point
         observations: list[Observation] = []
@@ -154,7 +197,7 @@ class Bisection:
         verdict, _, probability = decide(
             judge_once, self.flake, self.point_target, min_runs=self.reruns, max_runs=self.max_runs
         )
-        point = Point(candidate, verdict, votes, observations, probability=probability)
+        point = Point(candidate, verdict, votes, observations, probability=probability, launch_code=code)
         self.report_point(point)
         return point
 

@@ -114,7 +114,17 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
     first = Level(
         "Releases" if releases else "Commits",
         candidates,
-        Bisection(run, args.regress, args.reruns, builder, memo, console, flake, max_runs=args.max_runs),
+        Bisection(
+            run,
+            args.regress,
+            args.reruns,
+            builder,
+            memo,
+            console,
+            flake,
+            max_runs=args.max_runs,
+            compile_first=args.compile_first,
+        ),
     )
     levels = [first]
     try:
@@ -127,6 +137,15 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
     for level in levels:
         if level.result is not None:
             console.print(points_table(level))
+    if args.compile_first:
+        points = [p for level in levels for p in level.bisection.points.values()]
+        same = [p.candidate.label for p in points if p.same_code_as]
+        known = sum(1 for p in points if p.launch_code is not None)
+        console.print(
+            f"compiled first for {args.compile_first}: {len(points)} points, the launched code known at "
+            f"{known}; {len(same)} took the verdict of a point with the same code instead of a device run"
+            + (f" ({', '.join(same)})" if same else "")
+        )
     for level in levels:
         if level.exact and flake is not None:
             recheck_below(level, console)
@@ -284,6 +303,7 @@ def commit_level(
         console,
         releases.bisection.flake,
         max_runs=args.max_runs,
+        compile_first=args.compile_first,
     )
     older, newer = parse_version_ref(good.label), parse_version_ref(bad.label)
     if older and newer and older.version > newer.version:
@@ -390,6 +410,12 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--no-build-ahead", action="store_true",
         help="build a point's environment only when it is judged (default: while one point is judged, "
         "build the environments of both points that may come next)",
+    )  # fmt: skip
+    bisect.add_argument(
+        "--compile-first", metavar="TARGET",
+        help="for a device target: compile what each point's numerics checks launch for TARGET (the "
+        "device's architecture, e.g. cuda:sm_90) before running it, and give a point that launches the "
+        "same code as one already judged that point's verdict instead of a device run",
     )  # fmt: skip
     bisect.add_argument("--case-timeout", type=float, help="seconds per child process (default: the case's)")
     bisect.add_argument("--markdown", type=Path, help="also write the report here (for a GitHub comment)")

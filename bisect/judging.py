@@ -42,6 +42,12 @@ class Observation:
     # item -> config -> stage -> digest of the generated code (kregress.code_identity)
     code: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
 
+    def launch_code(self) -> dict[str, Any] | None:
+        """Per item, the code of every launch its check makes, from a compile-first run; None when
+        some item's code is unknown (or it ran no check), so nothing can be inherited from it."""
+        found = {item: (m or {}).get("launch_code") for item, m in self.measured.items()}
+        return found if found and all(found.values()) else None
+
     def summary(self) -> str:
         parts = []
         for item, outcome in sorted(self.outcomes.items()):
@@ -111,6 +117,7 @@ class CaseRun:
     matrix: Path | None = None
     timeout: float | None = None
     trace_passes: bool = False  # never memoized: only asked at the culprit, for the report
+    compile_first: str | None = None  # a compile target: the launches' code only, nothing run
 
     def selection(self) -> list[str]:
         manifest = self.corpus / self.case / "case.toml"
@@ -142,6 +149,8 @@ class CaseRun:
             command += ["--kregress-json", str(report)]
         if self.trace_passes:
             command.append("--trace-passes")
+        if self.compile_first:
+            command += ["--compile-first", self.compile_first]
         return command
 
     def observe(self, toolchain: str | None) -> Observation:
@@ -188,17 +197,16 @@ class Memo:
     def key(self, run: CaseRun, candidate: str, environment: str) -> str:
         """What an observation depends on: the case's files and the environment that judged it
         (its key changes with what was installed beside the release), not only their names."""
-        return json.dumps(
-            [
-                run.case,
-                run.expectation,
-                run.target,
-                str(run.matrix or ""),
-                candidate,
-                environment,
-                run.fingerprint(),
-            ]
-        )
+        key = [
+            run.case,
+            run.expectation,
+            run.target,
+            str(run.matrix or ""),
+            candidate,
+            environment,
+            run.fingerprint(),
+        ]
+        return json.dumps([*key, f"compiled first for {run.compile_first}"] if run.compile_first else key)
 
     def load(self) -> dict[str, list[dict[str, Any]]]:
         return json.loads(self.path.read_text()) if self.path.exists() else {}

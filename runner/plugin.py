@@ -143,6 +143,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="devices to spread xdist workers over (default: probed, or the visible-devices variable)",
     )
     group.addoption(
+        "--compile-first",
+        default=None,
+        metavar="TARGET",
+        help="run no device check: compile the Triton launches each numerics check of a device target "
+        "would make for TARGET (a compile target of the matrix, the device's architecture, e.g. "
+        "cuda:sm_90) on the CPU and record their code; the items SKIP saying so. A bisect does this "
+        "before it runs a point on the device, to reuse the verdict of a point with the same code",
+    )
+    group.addoption(
         "--workers-per-device",
         type=int,
         default=None,
@@ -238,6 +247,15 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = kept
 
 
+def compile_first_target(matrix: Matrix, name: str | None) -> Target | None:
+    if name is None:
+        return None
+    if name not in matrix.targets or matrix.target(name).kind != "compile":
+        compiles = ", ".join(sorted(t for t in matrix.targets if matrix.target(t).kind == "compile"))
+        raise pytest.UsageError(f"--compile-first {name!r} is not a compile target of the matrix: {compiles}")
+    return matrix.target(name)
+
+
 def expected_cost(item: pytest.Item) -> int:
     """On a GPU backend the longest jobs go first (longest-processing-time-first keeps the last
     worker from finishing long after the others): perf jobs (a compile of each side, and they
@@ -262,6 +280,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{kind}: kregress items judging a {kind} expectation")
     backend = config.getoption("backend")
     targets = selected_targets(matrix, backend, config.getoption("target"))
+    config.option.compile_first_target = compile_first_target(matrix, config.getoption("compile_first"))
     workdir = Path(tempfile.mkdtemp(prefix="kregress-jobs-"))
     # xdist's own word, not PYTEST_XDIST_WORKER: that variable leaks into any pytest started
     # inside a worker (a bisect step, a test of kregress), which would then pin itself.

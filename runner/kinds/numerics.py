@@ -29,16 +29,35 @@ class Numerics(ExpectationBase):
         return self.check
 
     def job(self, getoption: Callable[[str], Any], **common: Any) -> Job:
+        first: Target | None = getoption("compile_first_target")
+        target: Target = common["target"]
+        if first is not None and target.kind == "device" and first.backend == target.backend:
+            spec = {"name": first.name, "backend": first.backend, "arch": first.arch,
+                    "warp_size": first.warp_size, "properties": first.properties}  # fmt: skip
+            return self.make_job(self.check, compile_first=tuple(sorted(spec.items())), **common)
         return self.make_job(self.check, **common)
 
     @staticmethod
     def measure(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
-        """Run the check on the job's device; keep actual and expected, in float64, in arrays.npz."""
+        """Run the check on the job's device; keep actual and expected, in float64, in arrays.npz.
+        With `compile_first`, run nothing: the code of every launch the check would make, compiled
+        for that target on the CPU (kregress.launch_code), or why it cannot be known."""
         import numpy as np
 
         from kregress.worker import CaseError, as_named, attribute, load_repro, to_float64
 
         repro = load_repro(Path(job["repro"]), job["framework"])
+        if job.get("compile_first"):
+            from kregress.adapters.triton_aot import gpu_target
+            from kregress.launch_code import CodeUnknown, launch_code
+
+            spec = dict(job["compile_first"])
+            target = gpu_target(spec["backend"], spec["arch"], spec["warp_size"], spec["properties"])
+            try:
+                return {"launch_code": launch_code(attribute(repro, job["attr"], "check"), target),
+                        "compiled_for": spec["name"]}  # fmt: skip
+            except CodeUnknown as exc:
+                return {"code_unknown": str(exc), "compiled_for": spec["name"]}
         returned = attribute(repro, job["attr"], "check")(job["device"])
         if not (isinstance(returned, tuple) and len(returned) == 2):
             raise CaseError(f"{job['attr']}() must return (actual, expected), got {type(returned).__name__}")
@@ -51,6 +70,14 @@ class Numerics(ExpectationBase):
         return {"arrays": "arrays.npz"}
 
     def judge(self, target: Target, outcome: JobOutcome, folder: Path) -> Verdict:
+        measured = outcome.measured
+        if "compiled_for" in measured:  # compiled first: the code is the answer, not a verdict
+            if "launch_code" in measured:
+                count = len(measured["launch_code"])
+                said = f"{count} launch{'es' if count != 1 else ''} compiled for {measured['compiled_for']}"
+            else:
+                said = f"code unknown: {measured['code_unknown']}"
+            return Verdict(Outcome.SKIP, f"compiled first, not run on a device: {said}", measured=measured)
         return self.judge_arrays(folder, outcome.measured["arrays"])
 
     def judge_arrays(self, folder: Path, arrays_file: str) -> Verdict:
