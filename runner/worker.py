@@ -117,12 +117,18 @@ def run_job(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
     return {"status": JobStatus.OK, "measured": measurer(job["measure"]).measure(job, out_dir)}
 
 
+def framework_here(framework: str) -> bool:
+    from kregress.frameworks import FRAMEWORKS
+
+    return any(importlib.util.find_spec(name) is not None for name in FRAMEWORKS[framework].imports)
+
+
 def device_missing(job: dict[str, Any]) -> str | None:
     """Why a job of a device target cannot run here (no such device: a SKIP saying so, never a
     FAIL of the compiler); None where it can, or where torch is not there to ask."""
     target = job.get("target") or {}
-    if target.get("kind") != "device" or job.get("compile_first"):
-        return None
+    if target.get("kind") != "device" or job.get("compile_first") or not framework_here(job["framework"]):
+        return None  # a framework missing here: its adapter says what, which is the first thing to fix
     try:
         import torch
     except ImportError:
