@@ -114,17 +114,7 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
     first = Level(
         "Releases" if releases else "Commits",
         candidates,
-        Bisection(
-            run,
-            args.regress,
-            args.reruns,
-            builder,
-            memo,
-            console,
-            flake,
-            max_runs=args.max_runs,
-            compile_first=args.compile_first,
-        ),
+        bisection_of(args, run, builder, memo, console, flake),
     )
     levels = [first]
     try:
@@ -286,6 +276,17 @@ def search_level(level: Level, args: argparse.Namespace, console: Console, verif
     return True
 
 
+def bisection_of(
+    args: argparse.Namespace, run: CaseRun, builder: CommitBuilder | None, memo: Memo, console: Console,
+    flake: FlakeEstimate | None,
+) -> Bisection:  # fmt: skip
+    """A level's bisection, judged as the command line asks."""
+    return Bisection(
+        run, args.regress, args.reruns, builder, memo, console, flake, max_runs=args.max_runs,
+        compile_first=args.compile_first,
+    )  # fmt: skip
+
+
 def commit_level(
     releases: Level, args: argparse.Namespace, run: CaseRun, memo: Memo, console: Console
 ) -> Level:
@@ -294,17 +295,7 @@ def commit_level(
     assert releases.last_good is not None and releases.culprit is not None
     good, bad = releases.last_good, releases.culprit
     builder = CommitBuilder(args.repo, args.build_cmd)
-    bisection = Bisection(
-        run,
-        args.regress,
-        args.reruns,
-        builder,
-        memo,
-        console,
-        releases.bisection.flake,
-        max_runs=args.max_runs,
-        compile_first=args.compile_first,
-    )
+    bisection = bisection_of(args, run, builder, memo, console, releases.bisection.flake)
     older, newer = parse_version_ref(good.label), parse_version_ref(bad.label)
     if older and newer and older.version > newer.version:
         problem = (

@@ -418,13 +418,18 @@ FIXED_HISTORY = [
 ]
 
 
-@pytest.fixture(scope="module")
-def fixed_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("tinycc-fixed")
-    repo, shas = make_compiler_repo(root / "repo", FIXED_HISTORY)
+def index_of_releases(factory: pytest.TempPathFactory, name: str, history: list[Step]) -> Iterator[str]:
+    """A local index whose releases are every step of `history`, each built as a wheel."""
+    root = factory.mktemp(name)
+    repo, shas = make_compiler_repo(root / "repo", history)
     wheels = [build_release(repo, sha, root / "wheels") for sha in shas]
     with local_index(root / "index", wheels) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def fixed_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from index_of_releases(tmp_path_factory, "tinycc-fixed", FIXED_HISTORY)
 
 
 def test_an_issue_older_than_every_release_is_tried_on_the_oldest(tmp_path: Path, fixed_index: str) -> None:
@@ -452,11 +457,7 @@ GAPPY_HISTORY = [
 
 @pytest.fixture(scope="module")
 def gappy_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("tinycc-gappy")
-    repo, shas = make_compiler_repo(root / "repo", GAPPY_HISTORY)
-    wheels = [build_release(repo, sha, root / "wheels") for sha in shas]
-    with local_index(root / "index", wheels) as url:
-        yield url
+    yield from index_of_releases(tmp_path_factory, "tinycc-gappy", GAPPY_HISTORY)
 
 
 def test_a_release_that_cannot_run_the_code_is_stepped_round_not_taken_for_either_side(
