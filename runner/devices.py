@@ -68,6 +68,7 @@ def pinned_environment(
     return {variable: devices[index % len(devices)]}
 
 
+DEVICE_LISTED = "KREGRESS_DEVICE_LISTED"  # set where the backend's tool (nvidia-smi) lists the device
 PRIORITY_S = 30.0  # how long a perf job keeps new shared users out while it waits for the device
 
 
@@ -141,6 +142,7 @@ def describe(backend: str, env: Mapping[str, str]) -> dict[str, str]:
 
 
 __all__ = [
+    "DEVICE_LISTED",
     "auto_workers",
     "describe",
     "device_lock",

@@ -25,6 +25,7 @@ import pytest
 from kregress import xpu_native
 from kregress.backends import BACKENDS
 from kregress.devices import (
+    DEVICE_LISTED,
     auto_workers,
     describe,
     device_lock,
@@ -289,6 +290,8 @@ def pytest_configure(config: pytest.Config) -> None:
         count = config.getoption("devices") or probe_count(backend)
         os.environ.update(pinned_environment(backend, worker, os.environ, count))
     device = describe(backend, os.environ) if device_variable(backend) else {}
+    if device:  # the jobs need not ask their runtime whether there is one (kregress.worker)
+        os.environ[DEVICE_LISTED] = device["name"]
     config.stash[STATE] = RunState(matrix, targets, workdir, explicit_interpreter(config), device)
     if device_variable(backend) and getattr(config.option, "maxschedchunk", 0) is None:
         # xdist hands out consecutive chunks of the order above, which would give one worker the

@@ -125,9 +125,14 @@ def framework_here(framework: str) -> bool:
 
 def device_missing(job: dict[str, Any]) -> str | None:
     """Why a job of a device target cannot run here (no such device: a SKIP saying so, never a
-    FAIL of the compiler); None where it can, or where torch is not there to ask."""
+    FAIL of the compiler); None where it can, where the backend's own tool (nvidia-smi) listed the
+    device, or where torch is not there to ask."""
+    from kregress.devices import DEVICE_LISTED
+
     target = job.get("target") or {}
-    if target.get("kind") != "device" or job.get("compile_first") or not framework_here(job["framework"]):
+    if target.get("kind") != "device" or job.get("compile_first") or os.environ.get(DEVICE_LISTED):
+        return None
+    if not framework_here(job["framework"]):
         return None  # a framework missing here: its adapter says what, which is the first thing to fix
     try:
         import torch
