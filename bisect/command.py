@@ -60,13 +60,14 @@ from kregress.bisect.confidence import (
 from kregress.bisect.dependencies import boundary_context
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
 from kregress.bisect.search import PointVerdict, one_point, plain_bound
+from kregress.devices import device_arch
 from kregress.errors import ExitCode
 from kregress.frameworks import FRAMEWORKS
 from kregress.history import default_path as history_path
 from kregress.history import flake_history
 from kregress.kinds.traced import PassTraced
 from kregress.manifest import load_case
-from kregress.matrix import load_matrix
+from kregress.matrix import Matrix, load_matrix
 from kregress.toolchains import INDEX_VARIABLE
 
 # Parsing and the order of the steps only: candidates.py lists them, bisection.py judges and
@@ -108,6 +109,11 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
     except OSError as exc:
         console.print(f"kregress bisect: cannot list the candidates: {exc}")
         return ExitCode.INFRASTRUCTURE
+    try:
+        args.compile_first = compile_first_target(args, console)
+    except ValueError as exc:
+        console.print(f"kregress bisect: {exc}")
+        return ExitCode.USAGE
     run = CaseRun(args.corpus, args.case, args.expectation, args.target, args.matrix, args.case_timeout)
     memo = Memo()
     flake = flake_estimate(args, console)
@@ -276,6 +282,39 @@ def search_level(level: Level, args: argparse.Namespace, console: Console, verif
     return True
 
 
+def compile_first_target(args: argparse.Namespace, console: Console) -> str | None:
+    """--compile-first as a compile target of the matrix: as given, or for `auto` the one of this
+    machine's device when the bisected target is a device target (else none, said so)."""
+    if args.compile_first is None:
+        return None
+    matrix = load_matrix(args.matrix)
+    if args.compile_first != "auto":
+        if args.compile_first not in matrix.targets or matrix.target(args.compile_first).kind != "compile":
+            raise ValueError(f"--compile-first {args.compile_first!r} is not a compile target of the matrix")
+        return args.compile_first
+    target = matrix.target(args.target) if args.target in matrix.targets else None
+    if target is None or target.kind != "device":
+        return None  # nothing runs on a device: nothing to spare
+    arch = device_arch(target.backend)
+    found = compile_target_for(matrix, target.backend, arch)
+    console.print(
+        f"compile first: {found} (this machine's {target.backend} device is {arch})"
+        if found
+        else f"compile first: off (this machine's {target.backend} device is {arch or 'not seen'}, "
+        "which no compile target of the matrix builds for)"
+    )
+    return found
+
+
+def compile_target_for(matrix: Matrix, backend: str, arch: str | None) -> str | None:
+    """The matrix's compile target of `backend` for `arch`, if it has one."""
+    for name in sorted(matrix.targets):
+        target = matrix.target(name)
+        if (target.kind, target.backend, target.arch) == ("compile", backend, arch):
+            return name
+    return None
+
+
 def bisection_of(
     args: argparse.Namespace, run: CaseRun, builder: CommitBuilder | None, memo: Memo, console: Console,
     flake: FlakeEstimate | None,
@@ -405,8 +444,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     bisect.add_argument(
         "--compile-first", metavar="TARGET",
         help="for a device target: compile what each point's numerics checks launch for TARGET (the "
-        "device's architecture, e.g. cuda:sm_90) before running it, and give a point that launches the "
-        "same code as one already judged that point's verdict instead of a device run",
+        "device's architecture, e.g. cuda:sm_90; `auto`: this machine's device, nothing for other "
+        "targets) before running it, and give a point that launches the same code as one already "
+        "judged that point's verdict instead of a device run",
     )  # fmt: skip
     bisect.add_argument("--case-timeout", type=float, help="seconds per child process (default: the case's)")
     bisect.add_argument("--markdown", type=Path, help="also write the report here (for a GitHub comment)")

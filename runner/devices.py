@@ -122,6 +122,23 @@ def device_lock(
             fcntl.flock(device, fcntl.LOCK_UN)
 
 
+def device_arch(backend: str) -> str | None:
+    """The architecture of this machine's first `backend` device as the matrix names it (sm_90,
+    gfx942), as torch sees it; None where there is none or torch cannot tell."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not torch.cuda.is_available():
+        return None
+    if backend == "cuda" and torch.version.cuda:
+        major, minor = torch.cuda.get_device_capability(0)
+        return f"sm_{major}{minor}"
+    if backend == "hip" and torch.version.hip:
+        return str(torch.cuda.get_device_properties(0).gcnArchName).split(":")[0]
+    return None
+
+
 def describe(backend: str, env: Mapping[str, str]) -> dict[str, str]:
     """Model, driver and index of the device this process is pinned to (first visible one), as
     nvidia-smi tells; empty where no tool can."""
@@ -145,6 +162,7 @@ __all__ = [
     "DEVICE_LISTED",
     "auto_workers",
     "describe",
+    "device_arch",
     "device_lock",
     "device_variable",
     "pinned_environment",

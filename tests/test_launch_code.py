@@ -97,3 +97,24 @@ def test_a_point_launching_the_code_of_a_judged_point_takes_its_verdict() -> Non
     )
     bisection.points = {"x": skipped}
     assert bisection.same_code(code) is None  # a skip is no verdict to take
+
+
+def test_compile_first_auto_picks_the_compile_target_of_this_machine_s_device() -> None:
+    from kregress.bisect.command import compile_target_for
+    from kregress.matrix import load_matrix
+
+    matrix = load_matrix(None)
+    assert compile_target_for(matrix, "cuda", "sm_90") == "cuda:sm_90"  # an H100 or H200
+    assert compile_target_for(matrix, "hip", "gfx942") == "hip:gfx942"
+    assert compile_target_for(matrix, "cuda", "sm_86") is None  # no compile target builds for it
+    assert compile_target_for(matrix, "cuda", None) is None  # no device seen
+
+
+def test_bisect_refuses_a_compile_first_target_that_is_not_a_compile_target() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "kregress.cli", "bisect", "cas_loop_int64", "--target", "cuda:device",
+         "--good", "triton==3.5.1", "--bad", "triton==3.6.0", "--compile-first", "cuda:device"],
+        cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 64, done.stdout + done.stderr
+    assert "--compile-first 'cuda:device' is not a compile target of the matrix" in done.stderr
