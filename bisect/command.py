@@ -67,7 +67,7 @@ from kregress.history import default_path as history_path
 from kregress.history import flake_history
 from kregress.kinds.traced import PassTraced
 from kregress.manifest import load_case
-from kregress.matrix import Matrix, load_matrix
+from kregress.matrix import load_matrix
 from kregress.toolchains import INDEX_VARIABLE
 
 # Parsing and the order of the steps only: candidates.py lists them, bisection.py judges and
@@ -289,30 +289,22 @@ def compile_first_target(args: argparse.Namespace, console: Console) -> str | No
         return None
     matrix = load_matrix(args.matrix)
     if args.compile_first != "auto":
-        if args.compile_first not in matrix.targets or matrix.target(args.compile_first).kind != "compile":
-            raise ValueError(f"--compile-first {args.compile_first!r} is not a compile target of the matrix")
-        return args.compile_first
+        try:
+            return matrix.compile_target(args.compile_first).name
+        except ValueError as exc:
+            raise ValueError(f"--compile-first {exc}") from None
     target = matrix.target(args.target) if args.target in matrix.targets else None
     if target is None or target.kind != "device":
         return None  # nothing runs on a device: nothing to spare
     arch = device_arch(target.backend)
-    found = compile_target_for(matrix, target.backend, arch)
+    found = matrix.compile_target_for(target.backend, arch)
     console.print(
-        f"compile first: {found} (this machine's {target.backend} device is {arch})"
+        f"compile first: {found.name} (this machine's {target.backend} device is {arch})"
         if found
         else f"compile first: off (this machine's {target.backend} device is {arch or 'not seen'}, "
         "which no compile target of the matrix builds for)"
     )
-    return found
-
-
-def compile_target_for(matrix: Matrix, backend: str, arch: str | None) -> str | None:
-    """The matrix's compile target of `backend` for `arch`, if it has one."""
-    for name in sorted(matrix.targets):
-        target = matrix.target(name)
-        if (target.kind, target.backend, target.arch) == ("compile", backend, arch):
-            return name
-    return None
+    return found.name if found else None
 
 
 def bisection_of(

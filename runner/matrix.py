@@ -106,6 +106,22 @@ class Matrix(Strict):
         entry = self.backends.get(backend)
         return [self.named[n] for n in entry.targets] if entry else []
 
+    def compile_target(self, name: str) -> Target:
+        """The compile target `name` (ValueError naming the compile targets when it is none)."""
+        if name not in self.named or self.named[name].kind != "compile":
+            compiles = ", ".join(n for n, t in sorted(self.named.items()) if t.kind == "compile")
+            raise ValueError(f"{name!r} is not a compile target of the matrix: {compiles}")
+        return self.named[name]
+
+    def compile_target_for(self, backend: str, arch: str | None) -> Target | None:
+        """The compile target that builds for `backend`'s `arch` (a device's own), if there is one."""
+        found = (
+            t
+            for _, t in sorted(self.named.items())
+            if (t.kind, t.backend, t.arch) == ("compile", backend, arch)
+        )
+        return next(found, None)
+
 
 def nightly_jobs(matrix: Matrix) -> list[dict[str, Any]]:
     """One nightly job per runner, shaped for a workflow's `strategy.matrix.include`."""

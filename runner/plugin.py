@@ -251,10 +251,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def compile_first_target(matrix: Matrix, name: str | None) -> Target | None:
     if name is None:
         return None
-    if name not in matrix.targets or matrix.target(name).kind != "compile":
-        compiles = ", ".join(sorted(t for t in matrix.targets if matrix.target(t).kind == "compile"))
-        raise pytest.UsageError(f"--compile-first {name!r} is not a compile target of the matrix: {compiles}")
-    return matrix.target(name)
+    try:
+        return matrix.compile_target(name)
+    except ValueError as exc:
+        raise pytest.UsageError(f"--compile-first {exc}") from None
 
 
 def expected_cost(item: pytest.Item) -> int:

@@ -118,8 +118,6 @@ def run_job(job: dict[str, Any], out_dir: Path) -> dict[str, Any]:
 
 
 def framework_here(framework: str) -> bool:
-    from kregress.frameworks import FRAMEWORKS
-
     return any(importlib.util.find_spec(name) is not None for name in FRAMEWORKS[framework].imports)
 
 

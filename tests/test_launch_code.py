@@ -100,14 +100,15 @@ def test_a_point_launching_the_code_of_a_judged_point_takes_its_verdict() -> Non
 
 
 def test_compile_first_auto_picks_the_compile_target_of_this_machine_s_device() -> None:
-    from kregress.bisect.command import compile_target_for
     from kregress.matrix import load_matrix
 
     matrix = load_matrix(None)
-    assert compile_target_for(matrix, "cuda", "sm_90") == "cuda:sm_90"  # an H100 or H200
-    assert compile_target_for(matrix, "hip", "gfx942") == "hip:gfx942"
-    assert compile_target_for(matrix, "cuda", "sm_86") is None  # no compile target builds for it
-    assert compile_target_for(matrix, "cuda", None) is None  # no device seen
+    found = matrix.compile_target_for("cuda", "sm_90")  # an H100 or H200
+    assert found is not None and found.name == "cuda:sm_90"
+    found = matrix.compile_target_for("hip", "gfx942")
+    assert found is not None and found.name == "hip:gfx942"
+    assert matrix.compile_target_for("cuda", "sm_86") is None  # no compile target builds for it
+    assert matrix.compile_target_for("cuda", None) is None  # no device seen
 
 
 def test_bisect_refuses_a_compile_first_target_that_is_not_a_compile_target() -> None:
