@@ -290,12 +290,14 @@ def compile_first_target(args: argparse.Namespace, console: Console) -> str | No
     matrix = load_matrix(args.matrix)
     if args.compile_first != "auto":
         try:
-            return matrix.compile_target(args.compile_first).name
+            given = matrix.compile_target(args.compile_first).name
         except ValueError as exc:
             raise ValueError(f"--compile-first {exc}") from None
     target = matrix.target(args.target) if args.target in matrix.targets else None
     if target is None or target.kind != "device":
-        return None  # nothing runs on a device: nothing to spare
+        return None  # nothing runs on a device: nothing to spare, and no compile to run for it
+    if args.compile_first != "auto":
+        return given
     arch = device_arch(target.backend)
     found = matrix.compile_target_for(target.backend, arch)
     console.print(
