@@ -34,6 +34,7 @@ def run_once(corpus: Path, backend: str, extra: list[str], timeout: float, out: 
     command = [sys.executable, "-m", "pytest", str(corpus), "--backend", backend, "-n", "auto", "-q",
                "-p", "no:cacheprovider", "--kregress-json", str(report), *extra]  # fmt: skip
     started = time.perf_counter()
+    began_at = time.time()
     with (out / f"{name}.log").open("w") as log:
         process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
@@ -48,6 +49,7 @@ def run_once(corpus: Path, backend: str, extra: list[str], timeout: float, out: 
         return {"name": name, "seconds": None, "why": f"pytest exit {process.returncode}, no results"}
     items = json.loads(report.read_text())["items"]
     perf = [i for i in items if i.get("kind") == "perf" and i.get("measured")]
+    spans = timeline(items, began_at, out / f"{name}.timeline.txt")
     return {
         "name": name,
         "seconds": round(seconds, 1),
@@ -60,7 +62,35 @@ def run_once(corpus: Path, backend: str, extra: list[str], timeout: float, out: 
         "shared_waited_s": round(sum(i.get("device_wait_s") or 0 for i in items), 1),
         "job_s": round(sum(i.get("job_seconds") or 0 for i in items), 1),
         "rounds": {f"{i['case']}::{i['expectation']}": i["measured"].get("rounds") for i in perf},
+        **spans,
     }
+
+
+def timeline(items: list[dict], began_at: float, path: Path) -> dict[str, float]:
+    """Each item's job, in the order it was asked for (items that share a job share its line):
+    seconds from the run's start, how long it waited for its device, how long it ran; written to
+    `path`. Returns when the first job was asked for (start-up: collection, workers) and when the
+    last one ended (the rest is teardown)."""
+    jobs: dict[tuple, dict] = {}
+    for item in items:
+        if item.get("job_started_at") is None:
+            continue
+        key = (item["job_started_at"], item["case"], item["target"], item["expectation"])
+        jobs.setdefault(key, item)
+    if not jobs:
+        return {}
+    rows, last_end = [], 0.0
+    for (start, case, target, _), item in sorted(jobs.items()):
+        at = start - began_at
+        shared_wait = item.get("device_wait_s") or 0.0  # before the job; a perf job waits inside it
+        wait = shared_wait or (item.get("measured") or {}).get("waited_for_device_s") or 0.0
+        ran = item.get("job_seconds") or 0.0
+        last_end = max(last_end, at + shared_wait + ran)
+        name = f"{case}::{item['expectation']}[{target}]"
+        rows.append(f"{at:7.1f} wait {wait:6.1f} ran {ran:6.1f}  {item.get('kind') or '':8} {name}")
+    path.write_text("\n".join(rows) + "\n")
+    first = min(k[0] for k in jobs) - began_at
+    return {"first_job_at_s": round(first, 1), "last_job_end_s": round(last_end, 1)}
 
 
 def snapshot(path: Path, root: int) -> None:
@@ -117,7 +147,9 @@ def main() -> int:
                     f", {result['outcomes']}, exclusive device {result['device_alone_s']} s, "
                     f"job time {result['job_s']} s, device waits: shared {result['shared_waited_s']} s, "
                     f"perf {result['perf_waited_s']} s (perf preparing {result['perf_prepared_s']} s), "
-                    f"rounds {sorted(Counter(result['rounds'].values()).items())} (rounds: items)"
+                    f"rounds {sorted(Counter(result['rounds'].values()).items())} (rounds: items), "
+                    f"first job asked at {result.get('first_job_at_s')} s, "
+                    f"last ended at {result.get('last_job_end_s')} s"
                 )
             print(f"{name} run {n}: {shown}", flush=True)
     finished = [r for r in runs if r["seconds"] is not None]

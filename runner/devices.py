@@ -38,14 +38,14 @@ def visible(backend: str, env: Mapping[str, str], count: int) -> list[str]:
     return listed or [str(i) for i in range(max(count, 1))]
 
 
-MAX_WORKERS_PER_DEVICE = 8  # more only queue for the device and its lock (one H100, 16 cores)
+MAX_WORKERS_PER_DEVICE = 16  # perf jobs wait on the device while the others compile (one H100, 16 cores)
 
 
 def auto_workers(
     backend: str, env: Mapping[str, str], count: int, per_device: int | None = None, cores: int | None = None
 ) -> int | None:
     """`-n auto` on a GPU backend: `per_device` workers on each visible device, by default as many
-    as the cores allow, up to 8: most of a job's time is CPU (compiles, torch.compile, imports) and
+    as the cores allow, up to 16: most of a job's time is CPU (compiles, torch.compile, imports) and
     the device lock keeps timing alone, so the workers of one device overlap their compiles with
     its use (None: xdist's own default, a worker per core)."""
     if not device_variable(backend):

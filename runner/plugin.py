@@ -37,6 +37,7 @@ from kregress.devices import (
 from kregress.errors import KregressError
 from kregress.frameworks import FRAMEWORKS
 from kregress.item import judge_item, toolchain_interpreter, with_native_compiler
+from kregress.job_durations import last_durations
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
 from kregress.judge import Outcome, Verdict
 from kregress.kinds import KINDS, Expectation, Plan
@@ -59,6 +60,7 @@ class RunState:
     device: dict[str, str]  # the GPU this process is pinned to, as nvidia-smi names it
     jobs: dict[tuple[str, ...], JobOutcome] = field(default_factory=dict)  # one outcome per job
     device_waits: dict[tuple[str, ...], float] = field(default_factory=dict)  # job -> s to get the device
+    job_starts: dict[tuple[str, ...], float] = field(default_factory=dict)  # job -> when asked for (epoch s)
     matrix_toolchains: dict[str, Interpreter | str] = field(default_factory=dict)  # or why not
     native_xpu: dict[str, str] | None = None  # the variables for Intel's ocloc, asked once
     # case::expectation[target] -> why that pair is not collected; a worker sends its own to the controller
@@ -158,7 +160,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="N",
         help="with -n auto on a GPU backend, N xdist workers per device (default: the cores per "
-        "device, at most 8); a perf job still has its device alone while it is timed",
+        "device, at most 16); a perf job still has its device alone while it is timed",
     )
     group.addoption(
         "--toolchain",
@@ -237,7 +239,8 @@ def shard_of(case_id: str, count: int) -> int:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if device_variable(config.getoption("backend")):
-        items.sort(key=expected_cost)  # stable: the collection order within each group
+        known = durations_for_order(config)
+        items.sort(key=lambda item: handing_order(item, known))  # stable: collection order for ties
     shard = parse_shard(config.getoption("shard"))
     if shard is None:
         return
@@ -257,15 +260,35 @@ def compile_first_target(matrix: Matrix, name: str | None) -> Target | None:
         raise pytest.UsageError(f"--compile-first {exc}") from None
 
 
-def expected_cost(item: pytest.Item) -> int:
-    """On a GPU backend the longest jobs go first (longest-processing-time-first keeps the last
-    worker from finishing long after the others): perf jobs (a compile of each side, and they
-    wait for the device to be theirs), then the other device jobs, then compiles."""
+def handing_order(item: pytest.Item, known: dict[str, float]) -> tuple[int, float]:
+    """On a GPU backend the order jobs are handed out in. Perf jobs first, all at once: each waits
+    for the device to be its own while it times, and a device job holding the device shared keeps
+    every waiting perf job, and through the turnstile every other device job, idle. Then the rest,
+    longest first as this machine last ran them (kregress.job_durations), so that a 20 s
+    torch.compile check starts beside the perf jobs rather than last. Items never run yet come
+    after: compiles, which need no device and keep the cores busy while perf jobs wait, before
+    the other device jobs."""
     if not isinstance(item, CaseItem):
-        return 3
-    if item.target.kind != "device":
-        return 2
-    return 0 if item.expectation.kind == "perf" else 1
+        return 4, 0.0
+    if item.expectation.kind == "perf" and item.target.kind == "device":
+        return 0, -known.get(item.nodeid, 0.0)
+    if item.nodeid in known:
+        return 1, -known[item.nodeid]
+    return (2 if item.target.kind != "device" else 3), 0.0
+
+
+def durations_for_order(config: pytest.Config) -> dict[str, float]:
+    """The controller's copy of this machine's last durations (each worker must order its items
+    alike, or xdist refuses the run: read once, sent to the workers)."""
+    if hasattr(config, "workerinput"):
+        return json.loads(config.workerinput.get("kregress_durations", "{}"))
+    return last_durations(config.getoption("backend"))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    if device_variable(node.config.getoption("backend")):
+        node.workerinput["kregress_durations"] = json.dumps(durations_for_order(node.config))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -294,8 +317,7 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ[DEVICE_LISTED] = device["name"]
     config.stash[STATE] = RunState(matrix, targets, workdir, explicit_interpreter(config), device)
     if device_variable(backend) and getattr(config.option, "maxschedchunk", 0) is None:
-        # xdist hands out consecutive chunks of the order above, which would give one worker the
-        # perf jobs together; one item at a time keeps the longest first across all workers
+        # after the first deal (DealtScheduling), one item at a time keeps the order of handing_order
         config.option.maxschedchunk = 1
     if not hasattr(config, "workerinput"):  # the controller (or a serial run) writes the reports
         config.pluginmanager.register(ResultsCollector(config), "kregress-results")
@@ -398,6 +420,16 @@ def describe_devices(config: pytest.Config) -> list[dict[str, str]]:
     return [device for device in found if device]
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """On a GPU backend, xdist's load scheduling dealt one item at a time (DealtScheduling)."""
+    if not device_variable(config.getoption("backend")) or config.getoption("dist") != "load":
+        return None
+    from kregress.dealt_scheduling import DealtScheduling
+
+    return DealtScheduling(config, log)
+
+
 # tryfirst: xdist's own implementation answers one worker per core, and whichever of the two is
 # registered last would otherwise be asked first (kregress on PYTHONPATH registers before xdist).
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
@@ -487,6 +519,7 @@ class CaseItem(pytest.Item):
         self.planned_skip: str | None = None  # a SKIP decided at collection, before any job
         self.outcome_record: dict[str, Any] | None = None  # the one record of this item's outcome
         self.device_wait_s: float | None = None  # how long its job waited for the device's lock
+        self.job_started_at: float | None = None  # when its job was asked for (epoch s)
         self.add_marker(getattr(pytest.mark, expectation.kind))
 
     def record(self, **extra: Any) -> dict[str, Any]:
@@ -540,6 +573,7 @@ class CaseItem(pytest.Item):
             toolchain_spec=interpreter.toolchain,
             job_seconds=round(outcome.seconds, 3),
             device_wait_s=self.device_wait_s,
+            job_started_at=self.job_started_at,
             known_bad=judged.known_bad.link if judged.known_bad else None,
             device=state(self.config).device if self.target.kind == "device" else None,
             code={c.label: c.code for c in outcome.configs if c.code} or None,
@@ -571,6 +605,7 @@ class CaseItem(pytest.Item):
         if job.key not in memo:
             on_device = self.target.kind == "device" and not job.exclusive
             asked = time.perf_counter()
+            state(self.config).job_starts[job.key] = round(time.time(), 3)
             with (
                 device_lock(self.target.backend, os.environ, exclusive=False)
                 if on_device
@@ -586,6 +621,7 @@ class CaseItem(pytest.Item):
                     use_fork_server=not self.config.getoption("no_fork_server"),
                 )
         self.device_wait_s = state(self.config).device_waits.get(job.key, self.device_wait_s)
+        self.job_started_at = state(self.config).job_starts.get(job.key, self.job_started_at)
         return memo[job.key]
 
     def runtest(self) -> None:

@@ -32,6 +32,7 @@ class ItemRecord(BaseModel):
     toolchain_spec: str | None = None  # the --toolchain it was judged under
     job_seconds: float | None = None
     device_wait_s: float | None = None  # how long the job waited for its device's shared lock
+    job_started_at: float | None = None  # when the job was asked for, epoch seconds (a run's timeline)
     known_bad: str | None = None  # the known_bad link that turned FAIL into XFAIL
     device: dict[str, str] | None = None  # the GPU of a device target
     duration: float | None = None

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from kregress.devices import device_variable
+from kregress.job_durations import remember_durations
 from kregress.judge import Outcome
 from kregress.results import SYMBOL, WORST_FIRST, worst_outcome
 
@@ -93,6 +95,9 @@ class ResultsCollector:
         if md_path:
             md_path.parent.mkdir(parents=True, exist_ok=True)
             md_path.write_text(markdown)
+        backend = self.config.getoption("backend")
+        if device_variable(backend):  # the order the next GPU run hands its jobs out in
+            remember_durations(backend, {nodeid: self.durations[nodeid] for nodeid in self.records})
         if self.history and document["items"]:
             from kregress.history import store
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import re
 import subprocess
 import sys
 import time
@@ -55,9 +56,10 @@ def stand_in(tmp_path: Path) -> Path:
     return folder
 
 
-def test_auto_means_the_cores_spread_over_the_visible_devices_up_to_eight_each() -> None:
+def test_auto_means_the_cores_spread_over_the_visible_devices_up_to_sixteen_each() -> None:
     assert auto_workers("cuda", {"CUDA_VISIBLE_DEVICES": "2,3"}, count=8, cores=16) == 16
-    assert auto_workers("cuda", {"CUDA_VISIBLE_DEVICES": "2,3"}, count=8, cores=64) == 16  # 8 each
+    assert auto_workers("cuda", {"CUDA_VISIBLE_DEVICES": "2,3"}, count=8, cores=64) == 32  # 16 each
+    assert auto_workers("cuda", {"CUDA_VISIBLE_DEVICES": "0"}, count=1, cores=64) == 16
     assert auto_workers("cuda", {}, count=4, cores=2) == 4  # never fewer than one per device
     assert auto_workers("cuda", {"CUDA_VISIBLE_DEVICES": "0"}, count=1, per_device=2, cores=16) == 2
     assert auto_workers("cpu", {}, count=1) is None
@@ -161,15 +163,27 @@ def test_cuda_backend_starts_one_worker_per_gpu_and_names_them(tmp_path: Path) -
     ]
 
 
-def test_on_a_gpu_backend_the_longest_jobs_are_handed_out_first_one_at_a_time() -> None:
-    """Perf jobs, then the other device jobs, then compiles, in collection order within each."""
+def collected_order(cache: Path, *selection: str) -> list[str]:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
-         "--collect-only", "-q", "-k", "grouped_reduction or layout_conversion_smem or cas_loop_int64"],
+         "--collect-only", "-q", *selection],
         cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "KREGRESS_CACHE_DIR": str(cache)},
     )  # fmt: skip
     ids = [line.split("::")[1] for line in done.stdout.splitlines() if "::" in line]
     assert ids, done.stdout[-2000:] + done.stderr[-2000:]
+    return ids
+
+
+SOME_CASES = ("-k", "grouped_reduction or layout_conversion_smem or cas_loop_int64")
+
+
+def test_on_a_new_machine_perf_jobs_go_first_then_jobs_without_a_device_then_device_jobs(
+    tmp_path: Path,
+) -> None:
+    """With no durations yet: perf jobs, then compiles (no device), then the other device jobs, in
+    collection order within each, so no device job holds the device while a perf job waits."""
+    ids = collected_order(tmp_path, *SOME_CASES)
     perf = [
         f"perf-{side}-{size}[cuda:device]"
         for side in ("triton", "compiled")
@@ -177,7 +191,66 @@ def test_on_a_gpu_backend_the_longest_jobs_are_handed_out_first_one_at_a_time() 
     ]
     assert sorted(ids[:9]) == sorted([*perf, "add-matrix-throughput[cuda:device]"]), ids
     on_device = [i.endswith("[cuda:device]") for i in ids[9:]]
-    assert on_device == sorted(on_device, reverse=True) and on_device[0] and not on_device[-1], ids
+    assert on_device == sorted(on_device) and not on_device[0] and on_device[-1], ids
+
+
+def test_jobs_this_machine_ran_before_are_handed_out_longest_first_after_the_perf_jobs(
+    tmp_path: Path,
+) -> None:
+    case = "corpus/grouped_reduction/case.toml::"
+    remembered = {
+        f"{case}numerics-compiled-fp32[cuda:device]": 20.0,
+        f"{case}compiles-fp32[cuda:sm_90]": 5.0,
+        f"{case}perf-triton-1k[cuda:device]": 3.0,
+        f"{case}perf-compiled-1k[cuda:device]": 25.0,
+    }
+    (tmp_path / "durations").mkdir()
+    (tmp_path / "durations" / "cuda.json").write_text(json.dumps(remembered))
+    ids = collected_order(tmp_path, "-k", "grouped_reduction and not nvfuser")
+    assert ids[:2] == ["perf-compiled-1k[cuda:device]", "perf-triton-1k[cuda:device]"], ids
+    after_perf = [i for i in ids if not i.startswith("perf-")]
+    assert after_perf[:2] == ["numerics-compiled-fp32[cuda:device]", "compiles-fp32[cuda:sm_90]"], ids
+    rest = [i.endswith("[cuda:device]") for i in after_perf[2:]]
+    assert rest == sorted(rest), ids  # never run: compiles, then device jobs
+
+
+def test_a_gpu_backend_run_remembers_how_long_each_item_took(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
+         "--target", "cuda:sm_90", "-k", "cas_loop_int64 and compiles", "-q"],
+        cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "KREGRESS_CACHE_DIR": str(tmp_path)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:]
+    remembered = json.loads((tmp_path / "durations" / "cuda.json").read_text())
+    assert sorted(remembered) == [
+        "corpus/cas_loop_int64/case.toml::compiles-i32[cuda:sm_90]",
+        "corpus/cas_loop_int64/case.toml::compiles-i64[cuda:sm_90]",
+    ]
+    assert all(seconds > 0 for seconds in remembered.values()), remembered
+
+
+def test_on_a_gpu_backend_the_first_items_are_dealt_round_the_workers(tmp_path: Path) -> None:
+    """Worker i starts on item i and has item i + N next, not items 2i and 2i + 1 (xdist's chunks),
+    which made half the perf jobs wait for another perf job before starting."""
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
+         "--target", "cuda:sm_90", "-k", "amd_select_base_pointer and compiles", "-n", "2", "-v"],
+        cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
+         "--target", "cuda:sm_90", "-k", "amd_select_base_pointer and compiles", "--collect-only", "-q"],
+        cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    order = [line.strip() for line in collected.stdout.splitlines() if "::" in line]
+    assert len(order) == 4, collected.stdout[-2000:]
+    ran: dict[str, set[int]] = {}
+    for line in done.stdout.splitlines():
+        found = re.match(r"\[(gw\d)\] \[[ \d%]+\] \w+ (\S+)", line)
+        if found:
+            ran.setdefault(found.group(1), set()).add(order.index(found.group(2)))
+    assert sorted(ran.values(), key=min) == [{0, 2}, {1, 3}], done.stdout[-3000:]
 
 
 def test_xdist_hands_out_one_item_at_a_time_on_a_gpu_backend(tmp_path: Path) -> None:
