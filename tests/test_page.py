@@ -155,3 +155,8 @@ def test_a_perf_figure_shows_the_interval_and_reads_older_records_too() -> None:
     assert figure(now) == "ratio 0.81 [0.76, 0.86] (≥ 0.8)"
     before_rounds = {"kind": "perf", "outcome": "PASS", "limit": 0.5, "measured": {"ratio": 0.93}}
     assert figure(before_rounds) == "ratio 0.93 (≥ 0.5)"
+    nights = {"kind": "perf", "outcome": "PASS", "limit": {"min_ratio": 0.61, "max_spread": 0.25},
+              "measured": {"ratio": 0.60, "ratio_low": 0.598, "ratio_high": 0.603, "window_nights": 3,
+                           "window_median": 0.622, "floor_in_window": True}}  # fmt: skip
+    shown = "ratio 0.60 [0.60, 0.60] (≥ 0.61); 3 nights, median 0.62: floor inside their spread"
+    assert figure(nights) == shown

@@ -160,4 +160,9 @@ class Perf(ExpectationBase):
         floor = limit["min_ratio"] if isinstance(limit, dict) else limit  # results before rounds
         low, high = measured.get("ratio_low"), measured.get("ratio_high")
         span = f" [{low:.2f}, {high:.2f}]" if low is not None and high is not None and low != high else ""
-        return f"ratio {measured['ratio']:.2f}{span} (≥ {floor})"
+        nights = ""
+        if measured.get("window_nights"):  # judged beside earlier nights (kregress.night_window)
+            nights = f"; {measured['window_nights']} nights, median {measured['window_median']:.2f}"
+            if measured.get("floor_in_window"):
+                nights += ": floor inside their spread"
+        return f"ratio {measured['ratio']:.2f}{span} (≥ {floor}){nights}"
