@@ -163,14 +163,15 @@ def test_cuda_backend_starts_one_worker_per_gpu_and_names_them(tmp_path: Path) -
     ]
 
 
-def collected_order(cache: Path, *selection: str) -> list[str]:
+def collected_order(cache: Path, *selection: str, nodeids: bool = False) -> list[str]:
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
          "--collect-only", "-q", *selection],
         cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300, check=False,
         env={**os.environ, "KREGRESS_CACHE_DIR": str(cache)},
     )  # fmt: skip
-    ids = [line.split("::")[1] for line in done.stdout.splitlines() if "::" in line]
+    lines = [line.strip() for line in done.stdout.splitlines() if "::" in line]
+    ids = lines if nodeids else [line.split("::")[1] for line in lines]
     assert ids, done.stdout[-2000:] + done.stderr[-2000:]
     return ids
 
@@ -233,18 +234,15 @@ def test_a_gpu_backend_run_remembers_how_long_each_item_took(tmp_path: Path) -> 
 def test_on_a_gpu_backend_the_first_items_are_dealt_round_the_workers(tmp_path: Path) -> None:
     """Worker i starts on item i and has item i + N next, not items 2i and 2i + 1 (xdist's chunks),
     which made half the perf jobs wait for another perf job before starting."""
+    selection = ["--target", "cuda:sm_90", "-k", "amd_select_base_pointer and compiles"]
+    order = collected_order(tmp_path, *selection, nodeids=True)  # before the run remembers durations
+    assert len(order) == 4, order
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
-         "--target", "cuda:sm_90", "-k", "amd_select_base_pointer and compiles", "-n", "2", "-v"],
+         *selection, "-n", "2", "-v"],
         cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300, check=False,
+        env={**os.environ, "KREGRESS_CACHE_DIR": str(tmp_path)},
     )  # fmt: skip
-    collected = subprocess.run(
-        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
-         "--target", "cuda:sm_90", "-k", "amd_select_base_pointer and compiles", "--collect-only", "-q"],
-        cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-    order = [line.strip() for line in collected.stdout.splitlines() if "::" in line]
-    assert len(order) == 4, collected.stdout[-2000:]
     ran: dict[str, set[int]] = {}
     for line in done.stdout.splitlines():
         found = re.match(r"\[(gw\d)\] \[[ \d%]+\] \w+ (\S+)", line)
