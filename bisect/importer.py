@@ -377,16 +377,22 @@ class Locator:
 
 
 MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
+MISSING_NAME = re.compile(r"ImportError: cannot import name '(\w+)' from '([\w.]+)'")
 
 
 def missing_module(message: str, framework: str) -> str | None:
-    """A module the reporter's code imports that is not installed here (flash_attn, a model's own
-    package), unless it is the framework's: the code cannot run here, which is not the bug."""
-    found = MISSING_MODULE.search(message)
-    if found is None:
+    """What the reporter's code imports that this machine lacks, unless the framework's own: a
+    package not installed here (flash_attn, a model's own package), or a name an installed package
+    no longer has (torch._inductor's internals, which Inductor's generated code imports). The code
+    cannot run here, which is not the bug."""
+    if found := MISSING_MODULE.search(message):
+        module, shown = found.group(1), found.group(1)
+    elif found := MISSING_NAME.search(message):
+        module, shown = found.group(2), f"{found.group(1)} from {found.group(2)}"
+    else:
         return None
-    top = found.group(1).split(".")[0]
-    return None if top in FRAMEWORKS[framework].imports or top in FRAMEWORKS[framework].modules else top
+    top = module.split(".")[0]
+    return None if top in FRAMEWORKS[framework].imports or top in FRAMEWORKS[framework].modules else shown
 
 
 def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str]], issue: UpstreamIssue,
@@ -410,8 +416,8 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
     missing = sorted({m for p in locator.summary.judged if (m := missing_module(p.message, framework))})
     if missing:
         raise ImportStopped(
-            "locate", f"the code imports {', '.join(missing)}, which is not installed here (the reporter's "
-            "own package, not the compiler's): reduce it to the kernel by hand",
+            "locate", f"the code imports {', '.join(missing)}, which is not installed here (another "
+            "package's, or a name it no longer has; not the compiler's): reduce it to the kernel by hand",
             ExitCode.NO_REPRO,
         )  # fmt: skip
     raise ImportStopped(

@@ -72,6 +72,15 @@ print(attention_layer(tinycc.scale(np.arange(4.0))))
 ```
 """
 
+NEEDS_A_NAME_GONE_ISSUE = """```python
+import numpy as np
+import tinycc
+from json.decoder import AsyncCompile
+
+print(tinycc.scale(np.arange(4.0)), AsyncCompile)
+```
+"""
+
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
@@ -154,16 +163,25 @@ def test_code_that_shows_nothing_here_stops_at_locate_and_leaves_nothing(tmp_pat
     assert not any((tmp_path / "corpus").iterdir())
 
 
-def test_code_that_needs_a_package_missing_here_is_not_taken_for_the_bug(tmp_path: Path, index: str) -> None:
-    """No error quoted, so any FAIL would do, but a ModuleNotFoundError of the reporter's own
-    package is the draft's problem, never the compiler's bug (it once proved a draft this way)."""
+@pytest.mark.parametrize(
+    ("number", "body", "missing"),
+    [
+        (10, NEEDS_ANOTHER_PACKAGE_ISSUE, "the_reporters_model"),
+        (11, NEEDS_A_NAME_GONE_ISSUE, "AsyncCompile from json.decoder"),
+    ],
+)
+def test_code_that_needs_what_is_missing_here_is_not_taken_for_the_bug(
+    tmp_path: Path, index: str, number: int, body: str, missing: str
+) -> None:
+    """No error quoted, so any FAIL would do, but an ImportError of another package (one not
+    installed, or a name an installed one no longer has, as Inductor's generated code imports
+    torch._inductor internals) is the draft's problem, never the compiler's bug: both once proved a
+    draft this way."""
     with serving() as fake:
-        issue = opened(fake, 10, NEEDS_ANOTHER_PACKAGE_ISSUE)
+        issue = opened(fake, number, body)
         done = run_import(tmp_path, fake, index, issue, "-t", "cpu:interpreter")
     assert done.returncode == 65, done.stderr
-    assert (
-        "stopped at locate: the code imports the_reporters_model, which is not installed here" in done.stderr
-    )
+    assert f"stopped at locate: the code imports {missing}, which is not installed here" in done.stderr
     assert not any((tmp_path / "corpus").iterdir())
 
 
