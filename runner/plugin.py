@@ -262,19 +262,17 @@ def compile_first_target(matrix: Matrix, name: str | None) -> Target | None:
 
 def handing_order(item: pytest.Item, known: dict[str, float]) -> tuple[int, float]:
     """On a GPU backend the order jobs are handed out in. Perf jobs first, all at once: each waits
-    for the device to be its own while it times, and a device job holding the device shared keeps
-    every waiting perf job, and through the turnstile every other device job, idle. Then the rest,
-    longest first as this machine last ran them (kregress.job_durations), so that a 20 s
-    torch.compile check starts beside the perf jobs rather than last. Items never run yet come
-    after: compiles, which need no device and keep the cores busy while perf jobs wait, before
-    the other device jobs."""
+    for the device to be its own while it times, and a device job holding the device shared (a 20 s
+    torch.compile check) keeps every waiting perf job, and through the turnstile every other device
+    job, idle. Then the jobs that need no device (compiles for sm_80/sm_90), which keep the cores
+    busy while the perf jobs prepare and time; the other device jobs last, when no perf job waits.
+    Within each group, longest first as this machine last ran them (kregress.job_durations), and
+    items never run yet after those, in collection order."""
     if not isinstance(item, CaseItem):
-        return 4, 0.0
-    if item.expectation.kind == "perf" and item.target.kind == "device":
-        return 0, -known.get(item.nodeid, 0.0)
-    if item.nodeid in known:
-        return 1, -known[item.nodeid]
-    return (2 if item.target.kind != "device" else 3), 0.0
+        return 3, 0.0
+    if item.target.kind != "device":
+        return 1, -known.get(item.nodeid, 0.0)
+    return (0 if item.expectation.kind == "perf" else 2), -known.get(item.nodeid, 0.0)
 
 
 def durations_for_order(config: pytest.Config) -> dict[str, float]:
