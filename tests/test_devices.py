@@ -74,6 +74,8 @@ def test_the_device_is_described_as_nvidia_smi_names_it(tmp_path: Path, monkeypa
 
 def hold(path: str, cache: str, exclusive: bool, seconds: float, log: str, priority_s: float = 30.0) -> None:
     os.environ["KREGRESS_CACHE_DIR"] = cache
+    with open(log, "a") as out:
+        out.write(json.dumps([path, "asked", time.time()]) + "\n")
     with device_lock("cuda", {"CUDA_VISIBLE_DEVICES": "0"}, exclusive=exclusive, priority_s=priority_s):
         with open(log, "a") as out:
             out.write(json.dumps([path, "in", time.time()]) + "\n")
@@ -82,18 +84,32 @@ def hold(path: str, cache: str, exclusive: bool, seconds: float, log: str, prior
             out.write(json.dumps([path, "out", time.time()]) + "\n")
 
 
+def logged(log: str, name: str, what: str, timeout: float = 60.0) -> None:
+    """Wait until a holder has logged `what`: spawned processes start slowly on a loaded machine,
+    so fixed sleeps would not order them."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if Path(log).exists() and any(
+            json.loads(line)[:2] == [name, what] for line in Path(log).read_text().splitlines()
+        ):
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{name} never logged {what!r}")
+
+
 def test_a_perf_job_has_its_device_alone_while_others_share_it(tmp_path: Path) -> None:
     log, cache = str(tmp_path / "log"), str(tmp_path / "cache")
     context = multiprocessing.get_context("spawn")
-    jobs = [context.Process(target=hold, args=("numerics-a", cache, False, 1.0, log)),
-            context.Process(target=hold, args=("numerics-b", cache, False, 1.0, log))]  # fmt: skip
+    jobs = [context.Process(target=hold, args=("numerics-a", cache, False, 3.0, log)),
+            context.Process(target=hold, args=("numerics-b", cache, False, 3.0, log))]  # fmt: skip
     for job in jobs:
         job.start()
-    time.sleep(0.5)
+    logged(log, "numerics-a", "in")
+    logged(log, "numerics-b", "in")
     perf = context.Process(target=hold, args=("perf", cache, True, 0.2, log))
     perf.start()
     for job in [*jobs, perf]:
-        job.join(30)
+        job.join(60)
     events = [json.loads(line) for line in Path(log).read_text().splitlines()]
     times = {(name, what): t for name, what, t in events}
     # the two shared jobs overlapped; the perf job began only after both ended
@@ -106,17 +122,21 @@ def test_a_waiting_perf_job_is_not_overtaken_by_jobs_that_come_after_it(tmp_path
     lock without a gap: a perf job that asked before the later ones must get the device first."""
     log, cache = str(tmp_path / "log"), str(tmp_path / "cache")
     context = multiprocessing.get_context("spawn")
-    first = context.Process(target=hold, args=("numerics-1", cache, False, 1.5, log))
+    first = context.Process(target=hold, args=("numerics-1", cache, False, 4.0, log))
     first.start()
-    time.sleep(0.5)
+    logged(log, "numerics-1", "in")
     perf = context.Process(target=hold, args=("perf", cache, True, 0.2, log))
     perf.start()
-    time.sleep(0.5)  # the perf job waits for numerics-1 now
+    logged(log, "perf", "asked")
+    time.sleep(0.3)  # the perf job waits for numerics-1 now
     later = context.Process(target=hold, args=("numerics-2", cache, False, 0.5, log))
     later.start()
     for job in (first, perf, later):
-        job.join(30)
+        job.join(60)
     times = {(name, what): t for name, what, t in map(json.loads, Path(log).read_text().splitlines())}
+    assert (
+        times[("numerics-2", "asked")] < times[("numerics-1", "out")]
+    )  # it came while the device was shared
     assert times[("perf", "in")] >= times[("numerics-1", "out")]
     assert times[("numerics-2", "in")] >= times[("perf", "out")]  # it waited behind the perf job
 
@@ -128,16 +148,17 @@ def test_a_shared_job_that_hangs_holds_up_other_device_jobs_only_for_the_priorit
     waiting behind it keeps newcomers out for its priority window only, then waits like them."""
     log, cache = str(tmp_path / "log"), str(tmp_path / "cache")
     context = multiprocessing.get_context("spawn")
-    hung = context.Process(target=hold, args=("hung", cache, False, 4.0, log))
+    hung = context.Process(target=hold, args=("hung", cache, False, 6.0, log))
     hung.start()
-    time.sleep(0.5)
+    logged(log, "hung", "in")
     perf = context.Process(target=hold, args=("perf", cache, True, 0.2, log, 1.0))
     perf.start()
-    time.sleep(0.5)
+    logged(log, "perf", "asked")
+    time.sleep(0.3)
     later = context.Process(target=hold, args=("numerics", cache, False, 0.2, log))
     later.start()
     for job in (hung, perf, later):
-        job.join(30)
+        job.join(60)
     times = {(name, what): t for name, what, t in map(json.loads, Path(log).read_text().splitlines())}
     assert times[("numerics", "in")] < times[("hung", "out")] - 1.5  # in beside the hung job, not after
     assert times[("perf", "in")] >= times[("hung", "out")]  # and the perf job still timed alone
