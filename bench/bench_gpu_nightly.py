@@ -3,8 +3,10 @@ times in a row, in one sitting on one device machine.
 
 Per run: wall seconds, the items by outcome, the sum over perf items of the seconds each held its
 device alone (`device_alone_s`) and waited for it (`waited_for_device_s`), and the timed rounds
-per perf item. At the end: whether every run gave every item the same outcome (it must: more
-workers change the time, never a verdict). Variants are pytest arguments, so "before" and "after"
+per perf item; beside the results, NAME.timeline.txt: every job in the order it was asked for,
+with its wait for the device and its run time (where the run's time went). At the end: whether
+every run gave every item the same outcome (it must: more workers change the time, never a
+verdict). Variants are pytest arguments, so "before" and "after"
 are measured side by side, e.g. one worker per device against the default:
 
     python bench/bench_gpu_nightly.py --runs 3 --variant after= --variant before=--workers-per-device=1
