@@ -114,6 +114,7 @@ def opened(fake: FakeGitHub, number: int, body: str, title: str = "scale is wron
     return f"https://github.com/{REPO}/issues/{number}"
 
 
+@pytest.mark.slow  # builds an environment per release judged
 def test_an_issue_with_a_quoted_mismatch_becomes_a_proven_draft(tmp_path: Path, index: str) -> None:
     with serving() as fake:
         url = opened(fake, 7, MISMATCH_ISSUE, labels=None)
@@ -154,6 +155,7 @@ def test_an_issue_without_code_stops_at_extract_and_leaves_nothing(tmp_path: Pat
     assert not any((tmp_path / "corpus").iterdir())
 
 
+@pytest.mark.slow  # builds an environment per release judged
 def test_code_that_shows_nothing_here_stops_at_locate_and_leaves_nothing(tmp_path: Path, index: str) -> None:
     with serving() as fake:
         done = run_import(tmp_path, fake, index, opened(fake, 9, NEVER_SHOWS_ISSUE), "-t", "cpu:interpreter")
@@ -163,6 +165,7 @@ def test_code_that_shows_nothing_here_stops_at_locate_and_leaves_nothing(tmp_pat
     assert not any((tmp_path / "corpus").iterdir())
 
 
+@pytest.mark.slow  # builds an environment per release judged
 @pytest.mark.parametrize(
     ("number", "body", "missing"),
     [
@@ -450,6 +453,7 @@ def fixed_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from index_of_releases(tmp_path_factory, "tinycc-fixed", FIXED_HISTORY)
 
 
+@pytest.mark.slow  # builds an environment per release judged
 def test_an_issue_older_than_every_release_is_tried_on_the_oldest(tmp_path: Path, fixed_index: str) -> None:
     """Reported on a nightly before any release installable here, and fixed since: the newest
     release holds, so the bug is looked for in the oldest, where it shows."""
@@ -478,6 +482,7 @@ def gappy_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     yield from index_of_releases(tmp_path_factory, "tinycc-gappy", GAPPY_HISTORY)
 
 
+@pytest.mark.slow  # builds an environment per release judged
 def test_a_release_that_cannot_run_the_code_is_stepped_round_not_taken_for_either_side(
     tmp_path: Path, gappy_index: str
 ) -> None:
