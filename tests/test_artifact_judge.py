@@ -3,7 +3,9 @@ properties a target cannot have (a SKIP with the reason, never a silent pass).""
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import stat
 import subprocess
 import sys
@@ -120,6 +122,45 @@ open("out.ptx", "w").write(c.asm["ptx"]); open("out.cubin", "wb").write(c.asm["c
         figures["registers"]
         == ptxas_figures(ptxas_path(number), (tmp_path / "out.ptx").read_text(), arch)["registers"]
     )
+
+
+PTX_STORE_SEVEN = """
+.version 7.0
+.target sm_80
+.address_size 64
+.visible .entry store_seven(.param .u64 out)
+{
+    .reg .b64 %rd<2>;
+    .reg .b32 %r<2>;
+    ld.param.u64 %rd1, [out];
+    mov.u32 %r1, 7;
+    st.global.u32 [%rd1], %r1;
+    ret;
+}
+"""
+
+
+def test_ptxas_figures_are_kept_by_ptxas_gpu_and_ptx(tmp_path: Path, monkeypatch) -> None:
+    """A second ask for the same PTX, GPU and ptxas reads the kept figures (a planted record shows
+    it is read); another PTX, another GPU name or another ptxas file runs ptxas again."""
+    from kregress.adapters.triton_aot import ptxas_path
+
+    monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))
+    ptxas = ptxas_path(80)
+    first = ptxas_figures(ptxas, PTX_STORE_SEVEN, "sm_80")
+    assert first["spill_bytes"] == 0 and first["registers"] > 0
+    (record,) = (tmp_path / "cache" / "ptxas-figures").glob("*.json")
+    planted = {**first, "registers": 999}
+    record.write_text(json.dumps(planted))
+    assert ptxas_figures(ptxas, PTX_STORE_SEVEN, "sm_80") == planted
+
+    assert ptxas_figures(ptxas, PTX_STORE_SEVEN + "\n// another kernel text\n", "sm_80") == first
+    assert ptxas_figures(ptxas, PTX_STORE_SEVEN, "sm_90")["registers"] != 999
+    copy = tmp_path / "ptxas"
+    shutil.copy2(ptxas, copy)
+    os.utime(copy, ns=(1, 1))
+    assert ptxas_figures(str(copy), PTX_STORE_SEVEN, "sm_80") == first
+    assert len(list((tmp_path / "cache" / "ptxas-figures").glob("*.json"))) == 4
 
 
 def test_ocloc_front_records_and_stands_in_when_no_ocloc_builds(tmp_path: Path, monkeypatch) -> None:

@@ -5,6 +5,9 @@ Adapters run inside the child process, in whatever environment holds the compile
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import struct
 import subprocess
@@ -16,6 +19,7 @@ from kregress.case import Unsupported as Unsupported  # raised by adapters and b
 from kregress.child_results import ConfigResult as ConfigResult
 from kregress.child_results import ConfigStatus as ConfigStatus
 from kregress.errors import KregressError
+from kregress.paths import cache_root, write_atomically
 
 
 class HarnessError(KregressError):
@@ -71,7 +75,25 @@ def ptxas_gpu_name(arch: str) -> str:
 
 
 def ptxas_figures(ptxas: str, ptx: str, arch: str) -> dict[str, int]:
-    """Registers, stack and spills per thread as `ptxas -v` reports them for this PTX."""
+    """Registers, stack and spills per thread as `ptxas -v` reports them for this PTX, kept by
+    content (the ptxas binary, the GPU name, the PTX): Triton's cache keeps the cubin but not these,
+    and a warm run would otherwise assemble every kernel again."""
+    real = os.path.realpath(ptxas)
+    stat = os.stat(real)
+    key = hashlib.sha256(
+        json.dumps([real, stat.st_size, stat.st_mtime_ns, ptxas_gpu_name(arch)]).encode()
+        + hashlib.sha256(ptx.encode()).digest()
+    ).hexdigest()[:32]
+    record = cache_root() / "ptxas-figures" / f"{key}.json"
+    if record.exists():
+        return json.loads(record.read_text())
+    figures = ptxas_figures_now(ptxas, ptx, arch)
+    record.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(record, json.dumps(figures))
+    return figures
+
+
+def ptxas_figures_now(ptxas: str, ptx: str, arch: str) -> dict[str, int]:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "kernel.ptx"
         src.write_text(ptx)

@@ -475,50 +475,69 @@ def compile_kernel(
     fn, rules = unwrapped.fn, unwrapped.rules
     if not kernel.specialize:
         without_specialization(fn)
-    results = []
-    for index, config in enumerate(configs_of(kernel, unwrapped.autotune_configs, target.backend)):
-        result = ConfigResult(label=config_label(config), options=dict(config))
-        launch = {**kernel.args(), **config}
-        for name, rule in rules.items():
-            launch.setdefault(name, rule(launch))
-        seen_before = len(session.ocloc.invocations()) if session.ocloc else 0
-        started = time.perf_counter()
-        with contextlib.ExitStack() as stack:
-            cold_cache = kernel.cold_cache or trace_passes
-            cold = stack.enter_context(tempfile.TemporaryDirectory()) if cold_cache else None
-            stack.enter_context(cache_folder(cold))
-            if trace_passes:
-                dump = f"config{index}.mlir-passes"
-                stack.enter_context(pass_dumps(out_dir / dump))
-                result.ir[PASS_DUMPS] = dump
-            forget_compiled(fn)
+    with contextlib.ExitStack() as stack:
+        # One cold cache for all the configs: each config is its own cache key, so each still
+        # compiles from nothing, while what the backend builds for itself in the cache (XPU's
+        # driver modules, seconds of g++ each) is built once per kernel rather than per config.
+        cold_cache = kernel.cold_cache or trace_passes
+        cold = stack.enter_context(tempfile.TemporaryDirectory()) if cold_cache else None
+        return [
+            compile_config(fn, rules, index, config, kernel, session, out_dir, trace_passes, cold)
+            for index, config in enumerate(configs_of(kernel, unwrapped.autotune_configs, target.backend))
+        ]
+
+
+def compile_config(
+    fn: Any,
+    rules: dict[str, Any],
+    index: int,
+    config: dict[str, Any],
+    kernel: Any,
+    session: Session,
+    out_dir: Path,
+    trace_passes: bool,
+    cold: str | None,
+) -> ConfigResult:
+    target = session.target
+    result = ConfigResult(label=config_label(config), options=dict(config))
+    launch = {**kernel.args(), **config}
+    for name, rule in rules.items():
+        launch.setdefault(name, rule(launch))
+    seen_before = len(session.ocloc.invocations()) if session.ocloc else 0
+    started = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(cache_folder(cold))
+        if trace_passes:
+            dump = f"config{index}.mlir-passes"
+            stack.enter_context(pass_dumps(out_dir / dump))
+            result.ir[PASS_DUMPS] = dump
+        forget_compiled(fn)
+        try:
+            compiled = fn.warmup(grid=(1,), **launch)
+        except Exception as exc:  # the compiler under test failed: that is data, not a harness error
+            result.status = "compile_error"
+            result.error_type = type(exc).__name__
+            result.message = with_cause(exc)[-4000:]
+        result.seconds = time.perf_counter() - started
+        if result.status == "ok":
+            result.code = stage_digests(compiled.asm)
             try:
-                compiled = fn.warmup(grid=(1,), **launch)
-            except Exception as exc:  # the compiler under test failed: that is data, not a harness error
-                result.status = "compile_error"
-                result.error_type = type(exc).__name__
-                result.message = with_cause(exc)[-4000:]
-            result.seconds = time.perf_counter() - started
-            if result.status == "ok":
-                result.code = stage_digests(compiled.asm)
-                try:
-                    result.metrics, result.artifacts = measure(compiled, target)
-                    describe_artifacts(result, compiled, session, seen_before)
-                    native_step(result, compiled, session)
-                    if cold is not None:
-                        result.artifacts["cache_hit"] = recompiles_from_cache(fn, launch, Path(cold))
-                    else:
-                        result.unavailable["cache_hit"] = SHARED_CACHE
-                except Exception as exc:  # reading the figures failed: never blame the compiler for it
-                    raise MeasurementError(f"[{result.label}] {type(exc).__name__}: {exc}") from exc
-                for stage in TEXT_STAGES:
-                    text = compiled.asm.get(stage)
-                    if isinstance(text, str):
-                        name = f"config{index}.{stage}"
-                        (out_dir / name).write_text(text)
-                        result.ir[stage] = name
-        results.append(result)
-    return results
+                result.metrics, result.artifacts = measure(compiled, target)
+                describe_artifacts(result, compiled, session, seen_before)
+                native_step(result, compiled, session)
+                if cold is not None:
+                    result.artifacts["cache_hit"] = recompiles_from_cache(fn, launch, Path(cold))
+                else:
+                    result.unavailable["cache_hit"] = SHARED_CACHE
+            except Exception as exc:  # reading the figures failed: never blame the compiler for it
+                raise MeasurementError(f"[{result.label}] {type(exc).__name__}: {exc}") from exc
+            for stage in TEXT_STAGES:
+                text = compiled.asm.get(stage)
+                if isinstance(text, str):
+                    name = f"config{index}.{stage}"
+                    (out_dir / name).write_text(text)
+                    result.ir[stage] = name
+    return result
 
 
 SHARED_CACHE = "the kernel compiles with the shared cache; set cold_cache=True in the repro to check it"
