@@ -161,3 +161,41 @@ def test_a_release_fix_search_tells_an_item_whose_code_changed_from_one_whose_di
     assert changed in text
     assert "- compiles-f32[cuda:sm_90] (same outcome): identical at every stage (cuda_source, ptx)" in text
     assert "https://github.com/tile-ai/tilelang/compare/v0.1.13...v0.1.14" in text
+
+
+def test_generated_ptx_is_kept_by_release_configs_nvcc_arch_and_source(tmp_path, monkeypatch) -> None:
+    """nvcc runs once for the same source, arch, release, pass configs and nvcc; any of them
+    changing asks it again, and without an nvcc on PATH nothing is kept."""
+    from types import SimpleNamespace
+
+    from kregress.adapters.tilelang_aot import kept_ptx
+
+    monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "bin").mkdir()
+    nvcc = tmp_path / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\n")
+    nvcc.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path / "bin"))
+    calls: list[int] = []
+
+    def get_ptx() -> str:
+        calls.append(1)
+        return f"// ptx {len(calls)}"
+
+    plain, configured = SimpleNamespace(pass_configs={}), SimpleNamespace(pass_configs={"tl.x": True})
+    assert kept_ptx(get_ptx, "0.1.15", plain, "src", "sm_90") == "// ptx 1"
+    assert kept_ptx(get_ptx, "0.1.15", plain, "src", "sm_90") == "// ptx 1"
+    for version, kernel, source, arch in [
+        ("0.1.14", plain, "src", "sm_90"),
+        ("0.1.15", configured, "src", "sm_90"),
+        ("0.1.15", plain, "other src", "sm_90"),
+        ("0.1.15", plain, "src", "sm_80"),
+    ]:
+        kept_ptx(get_ptx, version, kernel, source, arch)
+    assert len(calls) == 5
+    nvcc.write_text("#!/bin/sh\n# another nvcc\n")
+    assert kept_ptx(get_ptx, "0.1.15", plain, "src", "sm_90") == "// ptx 6"
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    kept_ptx(get_ptx, "0.1.15", plain, "src", "sm_90")
+    kept_ptx(get_ptx, "0.1.15", plain, "src", "sm_90")
+    assert len(calls) == 8

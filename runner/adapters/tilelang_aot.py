@@ -11,6 +11,9 @@ raised in the adapter's own code is kregress's ERROR, never either of those.
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
+import os
 import re
 import shutil
 import time
@@ -29,6 +32,7 @@ from kregress.adapters import (
 )
 from kregress.code_identity import stage_digests
 from kregress.pass_trace import PASS_DUMPS
+from kregress.paths import cache_root, write_atomically
 
 PASS_DUMPS_FILE = "config0.tir-passes"
 
@@ -210,7 +214,7 @@ def compile_kernel(
     result.ir["cuda_source"] = "config0.cuda_source"
     result.artifacts = {"binary_kind": "cubin", "arch": arch}
     get_ptx = getattr(compiled, "_get_ptx", None)  # absent in some releases: then no resource figures
-    ptx = get_ptx() if get_ptx is not None else None
+    ptx = kept_ptx(get_ptx, tilelang.__version__, kernel, source, arch) if get_ptx is not None else None
     result.code = stage_digests({"cuda_source": source, "ptx": ptx})
     if ptx is not None:
         (out_dir / "config0.ptx").write_text(ptx)
@@ -222,6 +226,27 @@ def compile_kernel(
         result.artifacts["registers"] = result.metrics["registers"]
     result.seconds = time.perf_counter() - started
     return [result]
+
+
+def kept_ptx(get_ptx: Any, version: str, kernel: Any, source: str, arch: str) -> str:
+    """The PTX nvcc makes of the generated source, kept by what decides it (the release, whose
+    flags nvcc gets, the kernel's pass configs, nvcc itself, the arch, the source): TileLang's own
+    cache keeps the built library but not the PTX, and nvcc takes seconds a kernel."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        return get_ptx()
+    real = os.path.realpath(nvcc)
+    stat = os.stat(real)
+    configs = repr(sorted(dict(kernel.pass_configs or {}).items()))
+    decided_by = json.dumps([version, configs, real, stat.st_size, stat.st_mtime_ns, arch])
+    key = hashlib.sha256(decided_by.encode() + hashlib.sha256(source.encode()).digest()).hexdigest()[:32]
+    record = cache_root() / "tilelang-ptx" / f"{key}.ptx"
+    if record.exists():
+        return record.read_text()
+    ptx = get_ptx()
+    record.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(record, ptx)
+    return ptx
 
 
 def diagnosis(message: str) -> str:
