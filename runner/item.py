@@ -35,6 +35,13 @@ def judged(
     """The verdict on an outcome, with the known_bad entry that covers the version that ran."""
     framework = case.manifest.framework
     version = outcome.toolchain.get(framework)
+    written_for = case.manifest.written_for
+    if written_for is not None and version is not None and not written_for.admits(version):
+        reason = (
+            f"the case's kernel is written for {framework}{written_for.versions} ({written_for.reason}); "
+            f"this run has {framework} {version}"
+        )
+        return ItemJudgement(Verdict.skip(reason), outcome, None)
     known_bad = case.known_bad_for(name, target.name, version)
     verdict = judge(expectation, target, outcome, known_bad, f"{framework} {version}")
     return ItemJudgement(verdict, outcome, known_bad)

@@ -74,6 +74,27 @@ class KnownBad(Strict):
         return True
 
 
+class WrittenFor(Strict):
+    """The releases the case's kernel can be written for: a compiler that dropped an API the kernel
+    needs cannot say anything about the case's bug, so there every item SKIPs with `reason` instead
+    of failing as if the compiler had regressed."""
+
+    versions: str
+    reason: str = Field(min_length=1, description="what the kernel needs that other releases lack")
+
+    @field_validator("versions")
+    @classmethod
+    def _specifier(cls, value: str) -> str:
+        try:
+            SpecifierSet(value)
+        except InvalidSpecifier:
+            raise ValueError(f"not a version specifier such as '<3.9.0': {value!r}") from None
+        return value
+
+    def admits(self, version: str) -> bool:
+        return SpecifierSet(self.versions).contains(version, prereleases=True)
+
+
 class Control(Strict):
     """A kernel (or check) of repro.py written the way the buggy compiler left it: judged in place
     of the named expectations' own, each of them must FAIL, while the case's own PASS."""
@@ -141,7 +162,23 @@ class Manifest(Strict):
     timeout: int | None = Field(default=None, gt=0, description="seconds per child process")
     expect: list[Expectation] = Field(min_length=1)
     known_bad: list[KnownBad] = Field(default_factory=list)
+    written_for: WrittenFor | None = None
     reproduce: Reproduce | None = None
+
+    @model_validator(mode="after")
+    def _releases_written_for(self) -> Manifest:
+        """A release the case names as bad or good must be one its kernel can be written for."""
+        if self.written_for is None or self.reproduce is None:
+            return self
+        for where in ("bad", "good"):
+            for index, spec in enumerate(getattr(self.reproduce, where)):
+                package, _, version = (part.strip() for part in spec.partition("=="))
+                if package == self.framework and version and not self.written_for.admits(version):
+                    raise ValueError(
+                        f"reproduce.{where}[{index}] is {spec!r}, outside written_for.versions "
+                        f"{self.written_for.versions!r}: the kernel cannot be written for it"
+                    )
+        return self
 
     @model_validator(mode="after")
     def _unique_names(self) -> Manifest:

@@ -91,6 +91,13 @@ def test_a_good_manifest_loads(tmp_path: Path) -> None:
         ),
         (GOOD + '[[known_bad]]\nlink = "x"\nexpect = ["nope"]\n', "known_bad[0].expect names 'nope'"),
         (GOOD.replace('repo = "o/r"', 'repo = "r"'), "upstream.repo: must be 'owner/name'"),
+        (GOOD + '[written_for]\nversions = "old"\nreason = "x"\n', "written_for.versions: not a version"),
+        (GOOD + '[written_for]\nversions = "<3.9.0"\n', "written_for.reason: required field is missing"),
+        (
+            GOOD + '[written_for]\nversions = "<3.9.0"\nreason = "tl.make_block_ptr"\n'
+            '[reproduce]\ntargets = ["cuda:sm_90"]\nbad = ["triton==3.0.0"]\ngood = ["triton==3.9.0"]\n',
+            "reproduce.good[0] is 'triton==3.9.0', outside written_for.versions '<3.9.0'",
+        ),
         ("title = [", "not valid TOML"),
     ],
 )
@@ -122,3 +129,30 @@ def test_collection_error_is_one_clear_message(tmp_path: Path) -> None:
     assert "invalid case manifest:" in done.stdout
     assert "case.toml: colour: unknown key" in done.stdout
     assert "Traceback" not in done.stdout
+
+
+def test_outside_the_releases_it_is_written_for_an_item_skips_saying_why(tmp_path: Path) -> None:
+    """Whatever the compile did under a release the kernel cannot be written for, the item SKIPs
+    naming the releases, the reason and the release that ran; inside them it is judged as ever."""
+    from kregress.child_results import ConfigResult, ConfigStatus, JobStatus
+    from kregress.item import judged
+    from kregress.jobs import JobOutcome
+    from kregress.judge import Outcome
+
+    text = GOOD + '[written_for]\nversions = "<3.9.0"\nreason = "tl.make_block_ptr, removed in 3.9.0"\n'
+    case = load_case(write_case(tmp_path, text), set(load_matrix().targets))
+    name, expectation = case.expectations()[0]
+    target = load_matrix().target("cuda:sm_90")
+    broken = ConfigResult("default", {}, status=ConfigStatus.COMPILE_ERROR, error_type="CompilationError",
+                          message="Block pointers have been removed")  # fmt: skip
+
+    def outcome(version: str) -> JobOutcome:
+        return JobOutcome(JobStatus.OK, configs=[broken], toolchain={"triton": version}, folder=tmp_path)
+
+    skipped = judged(case, name, expectation, target, outcome("3.9.0")).verdict
+    assert skipped.outcome == Outcome.SKIP
+    assert skipped.message == (
+        "the case's kernel is written for triton<3.9.0 (tl.make_block_ptr, removed in 3.9.0); "
+        "this run has triton 3.9.0"
+    )
+    assert judged(case, name, expectation, target, outcome("3.8.0")).verdict.outcome == Outcome.FAIL
