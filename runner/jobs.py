@@ -25,7 +25,6 @@ from typing import Any
 from kregress.backends import BACKENDS
 from kregress.child_results import ConfigResult, JobStatus
 from kregress.errors import KregressError
-from kregress.frameworks import FRAMEWORKS
 from kregress.matrix import Target
 from kregress.paths import cache_root
 
@@ -230,18 +229,10 @@ class ForkServer:
         line, self.buffer = self.buffer.split(b"\n", 1)
         return json.loads(line)
 
-    def run(
-        self, job_file: Path, env: dict[str, str], log: Path, timeout: float, preload: tuple[str, ...] = ()
-    ) -> int | None:
+    def run(self, job_file: Path, env: dict[str, str], log: Path, timeout: float) -> int | None:
         """Run one job in a forked child; its exit code, negative for a signal, or None on timeout."""
         assert self.process.stdin is not None
-        request = {
-            "job_file": str(job_file),
-            "env": env,
-            "cwd": str(job_file.parent),
-            "log": str(log),
-            "preload": list(preload),
-        }
+        request = {"job_file": str(job_file), "env": env, "cwd": str(job_file.parent), "log": str(log)}
         try:
             self.process.stdin.write((json.dumps(request) + "\n").encode())
             self.process.stdin.flush()
@@ -329,9 +320,7 @@ def run_job(
     try:
         if server is None:
             raise ForkServerGone("not used")
-        framework = FRAMEWORKS.get(job.framework)
-        on_demand = framework.preload if framework and framework.preload_on_demand else ()
-        returncode = server.run(job_file, env, log_path, timeout, on_demand)
+        returncode = server.run(job_file, env, log_path, timeout)
     except ForkServerGone:
         FORK_SERVERS.pop(fork_server_key(interpreter, interpret), None)
         (folder / "result.json").unlink(missing_ok=True)

@@ -3,7 +3,7 @@
 Every job still runs in a process of its own, in its own session (so a timeout kills the whole
 group, ptxas and nvcc included), with its own environment and log; what it saves is the
 2-3 s of importing torch and triton per job. Protocol, one JSON object per line:
-request `{"job_file", "env", "cwd", "log", "preload"}` -> reply `{"pid"}` at once, then `{"status"}` when the
+request `{"job_file", "env", "cwd", "log"}` -> reply `{"pid"}` at once, then `{"status"}` when the
 child ends (status as in `os.waitstatus_to_exitcode`: negative for a signal).
 """
 
@@ -44,18 +44,12 @@ def run_child(request: dict) -> None:
         os._exit(code)
 
 
-def preload(modules: tuple[str, ...] | list[str]) -> None:
-    """Import what is not imported yet; a module that fails is the job's to report, not ours."""
-    for module in modules:
-        if module not in sys.modules:
-            with contextlib.suppress(Exception):
-                importlib.import_module(module)
-
-
 def serve() -> None:
     from kregress.frameworks import FRAMEWORKS
 
-    preload(PRELOAD + tuple(m for f in FRAMEWORKS.values() if not f.preload_on_demand for m in f.preload))
+    for module in PRELOAD + tuple(m for f in FRAMEWORKS.values() for m in f.preload):
+        with contextlib.suppress(Exception):
+            importlib.import_module(module)
     # loaded once, inherited by every child: the worker, and the kinds whose measure() it calls
     import kregress.worker
 
@@ -67,9 +61,6 @@ def serve() -> None:
     print(json.dumps({"ready": True}), file=replies)
     for line in sys.stdin:
         request = json.loads(line)
-        # A framework whose import is slow and that most jobs never use (TileLang: seconds of TVM)
-        # is imported here at its first job, then inherited by every later one.
-        preload(request.get("preload", ()))
         pid = os.fork()
         if pid == 0:
             run_child(request)

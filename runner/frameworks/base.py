@@ -58,7 +58,6 @@ class Framework:
     traced_stages: tuple[str, ...] = ()  # stages the adapter can dump after every pass
     wrappers: tuple[type, ...] = ()  # what a repro binds a kernel with, from kregress.case
     preload: tuple[str, ...] = ()  # modules the fork server imports once for every job
-    preload_on_demand: bool = False  # ... imported at the framework's first job instead of at start
     companions: tuple[Companion, ...] = ()
     native_packages: tuple[str, ...] = ()  # packages whose native libraries may need providing
     starter: Starter | None = None

@@ -76,10 +76,6 @@ FRAMEWORK = Framework(
     ir_stages=("cuda_source", "ptx"),
     traced_stages=("cuda_source",),  # the TIR after each TVM pass, counted as the source it becomes
     wrappers=(TileLangKernel,),
-    # Importing TileLang (TVM) takes seconds: once per fork server, not once per job; on demand,
-    # so a server that only runs Triton jobs never pays for it.
-    preload=("tilelang",),
-    preload_on_demand=True,
     companions=(
         Companion("tilelang", ">=0.1.7.post1,<0.1.10", ("apache-tvm-ffi==0.1.6",),
                   why="tilelang 0.1.7.post1 to 0.1.9 load only with apache-tvm-ffi 0.1.6"),
