@@ -41,6 +41,15 @@ class Upstream(Strict):
         return value
 
 
+def version_specifier(value: str, example: str) -> str:
+    """`value` if it is a PEP 440 specifier, else the error a manifest's reader gets."""
+    try:
+        SpecifierSet(value)
+    except InvalidSpecifier:
+        raise ValueError(f"not a version specifier such as {example}: {value!r}") from None
+    return value
+
+
 class KnownBad(Strict):
     """Where a case is known to fail: outcomes there become XFAIL, and a pass becomes XPASS."""
 
@@ -53,14 +62,7 @@ class KnownBad(Strict):
     @field_validator("versions")
     @classmethod
     def _specifier(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                SpecifierSet(value)
-            except InvalidSpecifier:
-                raise ValueError(
-                    f"not a version specifier such as '<3.4' or '>=3.2,<3.4': {value!r}"
-                ) from None
-        return value
+        return value if value is None else version_specifier(value, "'<3.4' or '>=3.2,<3.4'")
 
     def matches(self, expectation: str, target: str, version: str | None) -> bool:
         if self.expect is not None and expectation not in self.expect:
@@ -85,11 +87,7 @@ class WrittenFor(Strict):
     @field_validator("versions")
     @classmethod
     def _specifier(cls, value: str) -> str:
-        try:
-            SpecifierSet(value)
-        except InvalidSpecifier:
-            raise ValueError(f"not a version specifier such as '<3.9.0': {value!r}") from None
-        return value
+        return version_specifier(value, "'<3.9.0'")
 
     def admits(self, version: str) -> bool:
         return SpecifierSet(self.versions).contains(version, prereleases=True)

@@ -5,9 +5,7 @@ Adapters run inside the child process, in whatever environment holds the compile
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import re
 import struct
 import subprocess
@@ -19,7 +17,7 @@ from kregress.case import Unsupported as Unsupported  # raised by adapters and b
 from kregress.child_results import ConfigResult as ConfigResult
 from kregress.child_results import ConfigStatus as ConfigStatus
 from kregress.errors import KregressError
-from kregress.paths import cache_root, write_atomically
+from kregress.paths import file_identity, kept_text
 
 
 class HarnessError(KregressError):
@@ -78,19 +76,12 @@ def ptxas_figures(ptxas: str, ptx: str, arch: str) -> dict[str, int]:
     """Registers, stack and spills per thread as `ptxas -v` reports them for this PTX, kept by
     content (the ptxas binary, the GPU name, the PTX): Triton's cache keeps the cubin but not these,
     and a warm run would otherwise assemble every kernel again."""
-    real = os.path.realpath(ptxas)
-    stat = os.stat(real)
-    key = hashlib.sha256(
-        json.dumps([real, stat.st_size, stat.st_mtime_ns, ptxas_gpu_name(arch)]).encode()
-        + hashlib.sha256(ptx.encode()).digest()
-    ).hexdigest()[:32]
-    record = cache_root() / "ptxas-figures" / f"{key}.json"
-    if record.exists():
-        return json.loads(record.read_text())
-    figures = ptxas_figures_now(ptxas, ptx, arch)
-    record.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(record, json.dumps(figures))
-    return figures
+
+    def make() -> str:
+        return json.dumps(ptxas_figures_now(ptxas, ptx, arch))
+
+    decided_by = [*file_identity(ptxas), ptxas_gpu_name(arch)]
+    return json.loads(kept_text("ptxas-figures", decided_by, ptx, make, suffix=".json"))
 
 
 def ptxas_figures_now(ptxas: str, ptx: str, arch: str) -> dict[str, int]:

@@ -11,9 +11,6 @@ raised in the adapter's own code is kregress's ERROR, never either of those.
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
-import os
 import re
 import shutil
 import time
@@ -32,7 +29,7 @@ from kregress.adapters import (
 )
 from kregress.code_identity import stage_digests
 from kregress.pass_trace import PASS_DUMPS
-from kregress.paths import cache_root, write_atomically
+from kregress.paths import file_identity, kept_text
 
 PASS_DUMPS_FILE = "config0.tir-passes"
 
@@ -235,18 +232,9 @@ def kept_ptx(get_ptx: Any, version: str, kernel: Any, source: str, arch: str) ->
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         return get_ptx()
-    real = os.path.realpath(nvcc)
-    stat = os.stat(real)
     configs = repr(sorted(dict(kernel.pass_configs or {}).items()))
-    decided_by = json.dumps([version, configs, real, stat.st_size, stat.st_mtime_ns, arch])
-    key = hashlib.sha256(decided_by.encode() + hashlib.sha256(source.encode()).digest()).hexdigest()[:32]
-    record = cache_root() / "tilelang-ptx" / f"{key}.ptx"
-    if record.exists():
-        return record.read_text()
-    ptx = get_ptx()
-    record.parent.mkdir(parents=True, exist_ok=True)
-    write_atomically(record, ptx)
-    return ptx
+    decided_by = [version, configs, *file_identity(nvcc), arch]
+    return kept_text("tilelang-ptx", decided_by, source, get_ptx, suffix=".ptx")
 
 
 def diagnosis(message: str) -> str:
