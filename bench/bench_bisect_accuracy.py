@@ -139,15 +139,13 @@ def brute_force(corpus: Path, question: dict) -> dict:
     """Every release between the two ends judged once: the truth a bisect is checked against."""
     from kregress.bisect.candidates import release_candidates
     from kregress.bisect.judging import CaseRun, Memo, observation_verdict
-    from kregress.toolchains import EnvironmentCache, Toolchain
 
     candidates = release_candidates(question["good"], question["bad"])
     run = CaseRun(corpus, question["case"], None, question["target"])
     memo, verdicts = Memo(), []
     for candidate in candidates:
         spec = candidate.toolchain or candidate.label
-        environment = EnvironmentCache().get(Toolchain.parse(spec))
-        observation = memo.observations(run, spec, environment.root.name, 1)[0]
+        observation = memo.observations(run, spec, 1)[0]
         verdicts.append(observation_verdict(observation, question["regress"], True).value)
     bad = [i for i, v in enumerate(verdicts) if v == "bad"]
     first = candidates[bad[0]].label if bad else None

@@ -37,7 +37,6 @@ import tomli_w
 from github import Auth, Github, GithubException
 from packaging.version import Version
 
-from kregress.bisect.candidates import PYPI, CandidateError, index_files
 from kregress.bisect.github import explain
 from kregress.bisect.judging import CaseRun, InfrastructureError
 from kregress.bisect.search import PointVerdict, search
@@ -45,6 +44,7 @@ from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
 from kregress.judge import Outcome
 from kregress.matrix import load_matrix
+from kregress.package_index import PYPI, CandidateError, index_files
 from kregress.schema import read_toml
 from kregress.toolchains import package_index
 

@@ -20,7 +20,10 @@ from filelock import FileLock
 from kregress.bisect.search import PointVerdict
 from kregress.errors import KregressError
 from kregress.judge import Outcome
+from kregress.judging_code import judging_code_digest
+from kregress.matrix import load_matrix
 from kregress.paths import cache_root, write_atomically
+from kregress.toolchains import environment_identity
 
 REGRESSIONS = ("fail", "pass", "crash", "error")
 RUN_TIMEOUT = 3600
@@ -136,6 +139,14 @@ class CaseRun:
             digest.update(str(path.relative_to(folder)).encode() + b"\0" + path.read_bytes())
         return digest.hexdigest()[:16]
 
+    def target_entry(self) -> dict[str, Any]:
+        """The matrix's entry for the target (its limits and toolchain); the whole matrix's targets
+        when the run judges every target of the cpu backend."""
+        matrix = load_matrix(self.matrix)
+        if self.target:
+            return matrix.target(self.target).model_dump(mode="json")
+        return {name: target.model_dump(mode="json") for name, target in matrix.targets.items()}
+
     def command(self, toolchain: str | None, report: Path | None = None) -> list[str]:
         command = [sys.executable, "-m", "pytest", *self.selection(), "-p", "no:cacheprovider", "-q"]
         command += ["--target", self.target] if self.target else ["--backend", "cpu"]
@@ -188,49 +199,60 @@ class CaseRun:
         return observation
 
 
+def judgement_key(run: CaseRun, toolchain: str | None) -> str:
+    """Everything a judgement of `run` under `toolchain` (None: the matrix's toolchains in kregress's
+    own environment) depends on: the case's files, the selection, the target's entry in the matrix,
+    what the environment holds (kregress.toolchains.environment_identity), and the kregress code that
+    judges the case (kregress.judging_code). A remembered verdict is reused only when all match, so
+    a change to any of them is judged again without being told to."""
+    target = run.target_entry()
+    matrix_toolchain = target.get("toolchain") if toolchain is None else None
+    key = {
+        "case": run.case,
+        "expectation": run.expectation,
+        "target": run.target,
+        "target_entry": target,
+        "toolchain": toolchain or "matrix",
+        "environment": environment_identity(toolchain),
+        "matrix_environment": environment_identity(matrix_toolchain) if matrix_toolchain else None,
+        "files": run.fingerprint(),
+        "code": judging_code_digest(run.corpus / run.case),
+    }
+    if run.compile_first:
+        key["compiled_first_for"] = run.compile_first
+    return json.dumps(key, sort_keys=True)
+
+
 class Memo:
-    """Observations per (case, selection, candidate) on disk, shared by bisections and processes."""
+    """Observations per judgement key (`judgement_key`) on disk, shared by bisections, verify and
+    processes."""
 
     def __init__(self, path: Path | None = None) -> None:
         self.path = path or cache_root() / "bisect" / "memo.json"
 
-    def key(self, run: CaseRun, candidate: str, environment: str) -> str:
-        """What an observation depends on: the case's files and the environment that judged it
-        (its key changes with what was installed beside the release), not only their names."""
-        key = [
-            run.case,
-            run.expectation,
-            run.target,
-            str(run.matrix or ""),
-            candidate,
-            environment,
-            run.fingerprint(),
-        ]
-        return json.dumps([*key, f"compiled first for {run.compile_first}"] if run.compile_first else key)
-
     def load(self) -> dict[str, list[dict[str, Any]]]:
         return json.loads(self.path.read_text()) if self.path.exists() else {}
 
-    def get(self, run: CaseRun, candidate: str, environment: str) -> list[Observation]:
-        return [Observation(**o) for o in self.load().get(self.key(run, candidate, environment), [])]
+    def get(self, run: CaseRun, toolchain: str | None) -> list[Observation]:
+        return [Observation(**o) for o in self.load().get(judgement_key(run, toolchain), [])]
 
-    def observations(self, run: CaseRun, candidate: str, environment: str, count: int) -> list[Observation]:
-        """`count` observations of the case under `candidate`: the remembered ones first, the
+    def observations(self, run: CaseRun, toolchain: str | None, count: int) -> list[Observation]:
+        """`count` observations of the case under `toolchain`: the remembered ones first, the
         rest judged now and remembered (a bisect's reruns; verify asks for one)."""
-        found = self.get(run, candidate, environment)[:count]
+        found = self.get(run, toolchain)[:count]
         while len(found) < count:
-            observation = run.observe(candidate)
-            self.add(run, candidate, environment, observation)
+            observation = run.observe(toolchain)
+            self.add(run, toolchain, observation)
             found.append(observation)
         return found
 
-    def replace(self, run: CaseRun, candidate: str, environment: str, observation: Observation) -> None:
+    def replace(self, run: CaseRun, toolchain: str | None, observation: Observation) -> None:
         """Forget what was remembered for this key and remember `observation` alone (a judgement
-        made again on purpose, after a change to kregress itself, supersedes the old ones)."""
-        self.update(self.key(run, candidate, environment), lambda kept: [asdict(observation)])
+        made again on purpose supersedes the old ones)."""
+        self.update(judgement_key(run, toolchain), lambda kept: [asdict(observation)])
 
-    def add(self, run: CaseRun, candidate: str, environment: str, observation: Observation) -> None:
-        self.update(self.key(run, candidate, environment), lambda kept: [*kept, asdict(observation)])
+    def add(self, run: CaseRun, toolchain: str | None, observation: Observation) -> None:
+        self.update(judgement_key(run, toolchain), lambda kept: [*kept, asdict(observation)])
 
     def update(self, key: str, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
         """One key's observations rewritten under the memo's lock (other processes write it too)."""

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kregress.adapters.triton_aot import LEVEL_ZERO_WHY_NOT, level_zero_headers
+from kregress.adapters import LEVEL_ZERO_WHY_NOT, level_zero_headers
 from kregress.debian import ProvisionError, download, mirror, run
 from kregress.toolchains import ENV_FORMAT, META, EnvironmentCache
 

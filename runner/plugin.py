@@ -43,6 +43,7 @@ from kregress.judge import Outcome, Verdict
 from kregress.kinds import KINDS, Expectation, Plan
 from kregress.manifest import Case, load_case
 from kregress.matrix import Matrix, SchemaError, Target, load_matrix
+from kregress.package_index import CandidateError, newest_release
 from kregress.record import ItemRecord
 from kregress.report import RECORD, ResultsCollector
 from kregress.toolchains import ToolchainError
@@ -330,8 +331,6 @@ def explicit_interpreter(config: pytest.Config) -> Interpreter | None:
     spec = config.getoption("toolchain")
     if not spec:
         return None
-    from kregress.bisect.candidates import CandidateError, newest_release
-
     try:
         if len(spec.split()) == 1:
             pinned = newest_release(spec)

@@ -210,6 +210,24 @@ class Toolchain:
         return {k: v for companion in self.matching_companions() for k, v in companion.env}
 
 
+def own_environment_identity() -> str:
+    """kregress's own environment as a judgement depends on it: the Python, and the version of every
+    distribution that provides a framework's modules (nvFuser's too), torch, numpy and what a child
+    imports; not its folder, which a fresh clone changes."""
+    providers = importlib.metadata.packages_distributions()
+    modules = {m for f in FRAMEWORKS.values() for m in (*f.modules, *f.imports)} | set(LENT_PACKAGES)
+    distributions = sorted({d for m in modules for d in providers.get(m, [])})
+    versions = {d: importlib.metadata.version(d) for d in distributions}
+    fingerprint = {"python": sys.version, "versions": versions}
+    return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def environment_identity(spec: str | None) -> str:
+    """What a judgement depends on of the environment that makes it: the toolchain's `verdict_key()`,
+    or kregress's own environment for None."""
+    return own_environment_identity() if spec is None else Toolchain.parse(spec).verdict_key()
+
+
 def fingerprint_path(path: Path) -> str:
     """A wheel by its bytes; a checkout by its commit and uncommitted changes."""
     if path.is_file():

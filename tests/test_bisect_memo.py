@@ -1,14 +1,19 @@
-"""The bisect memo answers only for the same case files and the same environment: an edited
-manifest or repro, or a release installed with other companions, is judged afresh."""
+"""The memo answers only for the same case files and the same environment: an edited manifest or
+repro, or a release beside other lent packages, is judged afresh (kregress's own code: test_judging_code)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from kregress import toolchains
 from kregress.bisect.judging import CaseRun, Memo, Observation
 
 
-def test_memo_is_keyed_by_the_case_files_and_the_environment(tmp_path: Path) -> None:
+def test_memo_is_keyed_by_the_case_files_and_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     case = tmp_path / "corpus" / "scalar_mask"
     case.mkdir(parents=True)
     (case / "case.toml").write_text("title = 'x'\n")
@@ -16,12 +21,16 @@ def test_memo_is_keyed_by_the_case_files_and_the_environment(tmp_path: Path) -> 
     run = CaseRun(tmp_path / "corpus", "scalar_mask", "numerics", "cpu:interpreter")
     memo = Memo(tmp_path / "memo.json")
     seen = Observation({"numerics[cpu:interpreter]": "ERROR"})
-    memo.add(run, "tilelang==0.1.9", "env-a", seen)
-    assert memo.get(run, "tilelang==0.1.9", "env-a") == [seen]
-    assert memo.get(run, "tilelang==0.1.9", "env-b") == []  # rebuilt with another companion
-    assert memo.get(run, "tilelang==0.1.8", "env-a") == []
+    memo.add(run, "tilelang==0.1.9", seen)
+    assert memo.get(run, "tilelang==0.1.9") == [seen]
+    assert memo.get(run, "tilelang==0.1.8") == []
+    assert memo.get(run, None) == []  # kregress's own environment
+    with monkeypatch.context() as patched:  # what the environment lends it changed (another numpy)
+        patched.setattr(toolchains, "distribution_version", lambda name: "0.0.1")
+        assert memo.get(run, "tilelang==0.1.9") == []
+    assert memo.get(run, "tilelang==0.1.9") == [seen]
     (case / "case.toml").write_text("title = 'x'\n[[known_bad]]\n")
-    assert memo.get(run, "tilelang==0.1.9", "env-a") == []  # the manifest changed
+    assert memo.get(run, "tilelang==0.1.9") == []  # the manifest changed
 
 
 def test_a_fix_search_over_a_whole_case_waits_until_every_expectation_holds() -> None:

@@ -17,11 +17,11 @@ from kregress.bisect.candidates import (
     CandidateError,
     CommitBuilder,
     commit_candidates,
-    newest_release,
     release_candidates,
     tag_range,
 )
 from kregress.bisect.judging import CaseRun, Memo
+from kregress.package_index import newest_release
 
 HISTORY = [
     Step("Initial compiler", GOOD, release="0.1"),

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import CORPORA, run_written_case
 from kregress import level_zero
-from kregress.adapters.triton_aot import LEVEL_ZERO_WHY_NOT
+from kregress.adapters import LEVEL_ZERO_WHY_NOT
 from kregress.backends import BACKENDS
 from kregress.frameworks import FRAMEWORKS
 from kregress.kinds.resource import ResourceMetric

@@ -13,7 +13,7 @@ import pytest
 
 from conftest import run_corpus
 from kregress import level_zero, xpu_native
-from kregress.adapters.triton_aot import LEVEL_ZERO_WHY_NOT, level_zero_headers
+from kregress.adapters import LEVEL_ZERO_WHY_NOT, level_zero_headers
 from kregress.debian import download
 from kregress.toolchains import META
 

@@ -9,7 +9,7 @@ import pytest
 
 from conftest import run_corpus
 from kregress import level_zero
-from kregress.adapters.triton_aot import LEVEL_ZERO_WHY_NOT
+from kregress.adapters import LEVEL_ZERO_WHY_NOT
 
 
 def level_zero_or_skip() -> None:

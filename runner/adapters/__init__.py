@@ -6,6 +6,7 @@ Adapters run inside the child process, in whatever environment holds the compile
 from __future__ import annotations
 
 import json
+import os
 import re
 import struct
 import subprocess
@@ -18,6 +19,22 @@ from kregress.child_results import ConfigResult as ConfigResult
 from kregress.child_results import ConfigStatus as ConfigStatus
 from kregress.errors import KregressError
 from kregress.paths import file_identity, kept_text
+
+# Why the Level Zero headers are missing, as the parent process found out when it tried to provision
+# them (kregress.level_zero); the XPU compile's SKIP says it.
+LEVEL_ZERO_WHY_NOT = "KREGRESS_LEVEL_ZERO_WHY_NOT"
+
+
+def level_zero_headers() -> bool:
+    """Whether the compiler that builds triton-xpu's helper module finds ze_api.h: system-wide, on
+    CPATH (where kregress puts the ones it provisions), or under triton-xpu's own ZE_PATH."""
+    places = [
+        "/usr/include",
+        "/usr/local/include",
+        *os.environ.get("CPATH", "").split(os.pathsep),
+        os.path.join(os.environ.get("ZE_PATH", "/usr/local"), "include"),
+    ]
+    return any(Path(place, "level_zero", "ze_api.h").exists() for place in places if place)
 
 
 class HarnessError(KregressError):

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.adapters import (
+    LEVEL_ZERO_WHY_NOT,
     CompilerBroken,
     ConfigResult,
     MeasurementError,
@@ -30,6 +31,7 @@ from kregress.adapters import (
     binary_kind,
     config_label,
     cubin_figures,
+    level_zero_headers,
     ocloc,
     ptxas_figures,
 )
@@ -37,7 +39,6 @@ from kregress.code_identity import digest, stage_digests
 from kregress.pass_trace import PASS_DUMPS
 
 # Why kregress could not provision the Level Zero headers for this child (see kregress.level_zero).
-LEVEL_ZERO_WHY_NOT = "KREGRESS_LEVEL_ZERO_WHY_NOT"
 
 TEXT_STAGES = ("ttir", "ttgir", "llir", "ptx", "amdgcn", "spv")
 BINARY_STAGES = ("cubin", "hsaco", "spv", "zebin")
@@ -114,18 +115,6 @@ def compiling_for(target: Any) -> Iterator[None]:
     finally:
         with contextlib.suppress(Exception):
             driver.reset_active()
-
-
-def level_zero_headers() -> bool:
-    """Whether the compiler that builds triton-xpu's helper module finds ze_api.h: system-wide, on
-    CPATH (where kregress puts the ones it provisions), or under triton-xpu's own ZE_PATH."""
-    places = [
-        "/usr/include",
-        "/usr/local/include",
-        *os.environ.get("CPATH", "").split(os.pathsep),
-        os.path.join(os.environ.get("ZE_PATH", "/usr/local"), "include"),
-    ]
-    return any(Path(place, "level_zero", "ze_api.h").exists() for place in places if place)
 
 
 @dataclass
