@@ -6,15 +6,22 @@ its bad releases (the bug's expectations must FAIL there), its good releases (th
 and its controls (kernels written as the buggy compiler left them must FAIL the named expectations
 while the case's own kernels PASS). A guard says why no buggy compiler can run anywhere reachable.
 
-Exit codes: 0 every case proven at its level; 1 some case not proven; 3 the runner could not
-judge; 64 usage.
+Every judgement is kept in the ledger committed with the corpus (corpus/verify-ledger.json, written
+by --write-ledger) and in the memo, both keyed by the case's files, the target, the toolchain, what
+the environment holds and the kregress code that judges the case: an unchanged judgement is read
+back, a changed one is judged again. CI passes --check-ledger (a judgement the ledger lacks fails)
+and --recheck N (N cases the ledger holds judged again; one that disagrees fails).
+
+Exit codes: 0 every case proven at its level (and the ledger complete and right, where checked);
+1 some case not proven, or the ledger missing or contradicted; 2 the ledger cannot be read; 3 the
+runner could not judge; 64 usage.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
+import random
 import shutil
 import sys
 import tempfile
@@ -25,13 +32,14 @@ from typing import Any
 
 import tomli_w
 
-from kregress.bisect.judging import CaseRun, InfrastructureError, Memo, Observation
+from kregress.bisect.judging import CaseRun, InfrastructureError, Memo, Observation, judgement_key
+from kregress.bisect.ledger import LEDGER_NAME, Ledger, LedgerEntry, LedgerError
 from kregress.errors import ExitCode
 from kregress.judge import Outcome
 from kregress.manifest import Case, load_case
 from kregress.matrix import load_matrix
 from kregress.schema import SchemaError, read_toml
-from kregress.toolchains import Toolchain, ToolchainError
+from kregress.toolchains import ToolchainError
 
 HELD = (Outcome.PASS, Outcome.XPASS)
 BROKEN = (Outcome.FAIL, Outcome.XFAIL)
@@ -87,6 +95,10 @@ def judge_bad(case: Case, observation: Observation, toolchain: str, target: str)
         )
     held = [n for n, o in items.items() if o not in BROKEN]
     why = f"{', '.join(held)} did not FAIL under the compiler that has the bug" if held else ""
+    errors = [f"{n} ERROR: {(observation.messages.get(n) or '').partition(chr(10))[0]}"
+              for n in held if items[n] == Outcome.ERROR]  # fmt: skip
+    if errors:  # the repro's own code (or kregress) failed there: never the compiler's verdict
+        why += f" ({'; '.join(errors)})"
     return Check("bad", toolchain, target, short(items), not held, why)
 
 
@@ -111,31 +123,49 @@ def xpass_problems(observation: Observation, toolchain: str) -> list[str]:
 
 
 class Verifier:
-    def __init__(self, corpus: Path, matrix_path: Path | None, memo: Memo, log: Any) -> None:
+    def __init__(
+        self, corpus: Path, matrix_path: Path | None, memo: Memo, log: Any, ledger: Ledger | None = None
+    ) -> None:
         self.corpus, self.matrix_path, self.memo, self.log = corpus, matrix_path, memo, log
         self.matrix = load_matrix(matrix_path)
+        self.ledger = ledger
         self.reused = self.judged = 0
-        self.fresh = False  # judge again what the memo remembers (after a change to kregress itself)
+        self.fresh = False  # judge everything again, remembering nothing
+        self.recheck: set[str] = set()  # cases judged again although the ledger holds them
+        self.seen: dict[str, LedgerEntry] = {}  # this run's judgements, by key: the ledger to write
+        self.missing: list[str] = []  # judgements the ledger should hold and does not
+        self.disagreements: list[str] = []  # ledger entries a fresh judgement contradicts
 
     def observe(self, run: CaseRun, toolchain: str | None) -> Observation:
-        """Judged once per (case files, selection, environment), like a bisect point: a case whose
-        folder, specs and targets did not change is not judged again (the memo says so)."""
-        if toolchain is None:  # the matrix's toolchain: kregress's own environment, by its versions
-            candidate, environment = "matrix", own_environment()
-        else:
-            candidate = toolchain
-            # By what it holds, not where: a fresh clone's environments lend from another folder
-            # (CI clones afresh every run) and judge the same, so their verdicts are reused.
-            environment = Toolchain.parse(toolchain).verdict_key()
-        remembered = [] if self.fresh else self.memo.get(run, candidate, environment)
+        """Judged once per judgement key (kregress.bisect.judging.judgement_key): a judgement the
+        ledger or the memo holds under the same key is reused, unless the case is rechecked."""
+        key = judgement_key(run, toolchain)
+        kept = self.ledger.get(key) if self.ledger else None
+        label = f"{run.case} under {toolchain or 'the matrix toolchain'} on {run.target}"
+        if kept is not None and not self.fresh and run.case not in self.recheck:
+            self.reused += 1
+            self.seen[key] = kept
+            return kept.observation()
+        remembered = [] if self.fresh or run.case in self.recheck else self.memo.get(run, toolchain)
         if remembered:
             self.reused += 1
-            return remembered[0]
-        self.judged += 1
-        observation = run.observe(toolchain)
-        # judged again with --fresh: the new verdict replaces the old, or the next verify (CI's)
-        # would read the old one back
-        (self.memo.replace if self.fresh else self.memo.add)(run, candidate, environment, observation)
+            observation = remembered[0]
+        else:
+            self.judged += 1
+            observation = run.observe(toolchain)
+            # a judgement made again replaces the remembered ones: the next verify reads the new one
+            (self.memo.replace if self.fresh or run.case in self.recheck else self.memo.add)(
+                run, toolchain, observation
+            )
+        entry = LedgerEntry.of(run, toolchain, observation)
+        self.seen[key] = entry
+        if self.ledger is not None:
+            if kept is None:
+                self.missing.append(label)
+            elif kept.outcomes != entry.outcomes:
+                self.disagreements.append(
+                    f"{label}: the ledger says {kept.shown()}, judged now {entry.shown()}"
+                )
         return observation
 
     def runnable(self, case: Case) -> list[str]:
@@ -210,18 +240,6 @@ class Verifier:
                     result.checks.append(Check("control", "matrix", target, outcome, not why, why))
 
 
-def own_environment() -> str:
-    """kregress's own environment, as a memo key: the compilers in it (not its folder, which a
-    fresh clone changes)."""
-    versions = []
-    for package in ("triton", "torch", "tilelang"):
-        try:
-            versions.append(f"{package} {importlib.metadata.version(package)}")
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return f"own:{', '.join(versions)}"
-
-
 def render(results: list[Verification]) -> str:
     rows = [("case", "level", "role", "toolchain", "target", "outcome", "")]
     for result in results:
@@ -269,26 +287,51 @@ def command_verify(args: argparse.Namespace) -> ExitCode:
         if case.manifest.reproduce is None:
             log(f"{name}: no [reproduce] table in {path}: nothing says how it is shown to catch its bug")
         cases.append(case)
-    verifier = Verifier(args.corpus, args.matrix, Memo(), log)
+    try:
+        ledger = None if args.no_ledger else Ledger(args.ledger or args.corpus / LEDGER_NAME)
+    except LedgerError as exc:
+        log(str(exc))
+        return ExitCode.INVALID_FILE
+    verifier = Verifier(args.corpus, args.matrix, Memo(), log, ledger)
     verifier.fresh = args.fresh
+    if args.recheck and ledger is not None:
+        seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+        held = sorted(c.id for c in cases if c.id in ledger.cases())
+        verifier.recheck = set(random.Random(seed).sample(held, min(args.recheck, len(held))))
+        log(f"judging again, though the ledger holds them: {', '.join(sorted(verifier.recheck)) or 'none'} "
+            f"(--seed {seed} picks the same)")  # fmt: skip
     results = []
     try:
-        for case in cases:
+        for number, case in enumerate(cases, 1):
             if case.manifest.reproduce is None:
                 results.append(Verification(case.id, [], problems=["no [reproduce] table"]))
                 continue
+            log(f"[{number}/{len(cases)}] {case.id}")
             results.append(verifier.verify(case))
     except InfrastructureError as exc:
         log(str(exc))
         return ExitCode.INFRASTRUCTURE
     print(render(results))
     total = verifier.reused + verifier.judged
-    log(f"{verifier.judged} of {total} judgements made now, {verifier.reused} reused (unchanged case, specs, "
-        "target and environment)")  # fmt: skip
+    log(f"{verifier.judged} of {total} judgements made now, {verifier.reused} reused from the ledger or the "
+        "memo (same case files, target, toolchain, environment and judging code)")  # fmt: skip
     if args.json:
         document = [{**asdict(r), "proven": r.proven, "reason": r.reason()} for r in results]
         args.json.write_text(json.dumps(document, indent=2) + "\n")
-    return ExitCode.OK if all(r.proven for r in results) else ExitCode.NOT_PROVEN
+    if args.write_ledger and ledger is not None:
+        written, dropped = ledger.write(verifier.seen, {c.id for c in cases})
+        log(f"wrote {ledger.path}: {written} entries ({dropped} no longer asked for dropped)")
+    ledger_ok = not verifier.disagreements and not (args.check_ledger and verifier.missing)
+    for label in verifier.missing if args.check_ledger else []:
+        log(
+            f"LEDGER MISSING {label}: judged now; `kregress verify --write-ledger`, then commit {LEDGER_NAME}"
+        )
+    for said in verifier.disagreements:
+        log(f"LEDGER WRONG {said}")
+    if ledger is not None and (args.check_ledger or verifier.recheck):
+        log(f"ledger: {len(verifier.missing)} missing, {len(verifier.disagreements)} contradicted by a fresh "
+            f"judgement ({len(verifier.recheck)} cases judged again)")  # fmt: skip
+    return ExitCode.OK if ledger_ok and all(r.proven for r in results) else ExitCode.NOT_PROVEN
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -304,7 +347,27 @@ def register(commands: argparse._SubParsersAction) -> None:
     verify.add_argument(
         "--fresh",
         action="store_true",
-        help="judge every case again, even where its folder, specs, target and environment are "
-        "unchanged (the memo keys on those, not on kregress's own code)",
+        help="judge every case again, reading neither the ledger nor the memo (never needed for "
+        "correctness: both key on the case, target, toolchain, environment and judging code)",
     )
+    verify.add_argument("--ledger", type=Path, help=f"the ledger to read (default: CORPUS/{LEDGER_NAME})")
+    verify.add_argument("--no-ledger", action="store_true", help="read no ledger (the memo still counts)")
+    verify.add_argument(
+        "--write-ledger",
+        action="store_true",
+        help="write the judgements of the cases verified into the ledger (commit it with the corpus)",
+    )
+    verify.add_argument(
+        "--check-ledger",
+        action="store_true",
+        help="exit 1 when the ledger lacks a judgement this run needed (it is judged now all the same)",
+    )
+    verify.add_argument(
+        "--recheck",
+        type=int,
+        default=0,
+        metavar="N",
+        help="judge N cases again that the ledger holds, picked at random; exit 1 if one disagrees",
+    )
+    verify.add_argument("--seed", type=int, help="the seed that picks --recheck's cases (default: random)")
     verify.set_defaults(run=command_verify)

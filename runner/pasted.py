@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import re
 import sys
+import traceback
 import types
 from pathlib import Path
 from typing import Any
@@ -41,15 +42,37 @@ def execute(path: Path, source: str) -> None:
     """Run the code as the main module of a script, as its reporter did: a module of its own stands
     in for __main__ while it runs (frontends that parse a kernel's source, as TileLang's does, look
     its names up through the function's module)."""
+    try:
+        code = compile(source, str(path), "exec")
+    except SyntaxError as exc:  # a paste cut short, or not Python: the draft's, never the compiler's
+        raise CaseError(own_error(path, exc)) from None
     module = types.ModuleType("__main__")
     module.__file__ = str(path)
     saved = sys.modules.get("__main__")
     sys.modules["__main__"] = module
     try:
-        exec(compile(source, str(path), "exec"), module.__dict__)  # the point: run the reporter's code
+        exec(code, module.__dict__)  # the point: run the reporter's code
+    except NameError as exc:
+        # a name the paste never defines (a line lost in the paste, a helper left out), raised in its
+        # own code: the draft's error; one raised inside the compiler is the compiler's
+        frames = traceback.extract_tb(exc.__traceback__)
+        if frames and frames[-1].filename == str(path):
+            raise CaseError(own_error(path, exc)) from None
+        raise
     finally:
         if saved is not None:
             sys.modules["__main__"] = saved
+
+
+def own_error(path: Path, exc: BaseException) -> str:
+    """The paste's own line and error, as Python shows them: an ERROR of the draft, not a verdict."""
+    if isinstance(exc, SyntaxError):
+        line, text = exc.lineno, (exc.text or "").rstrip()
+    else:
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        line, text = frame.lineno, frame.line or ""
+    shown = f"\n    {text.strip()}" if text else ""
+    return f"{path.name}'s own code fails at {path}:{line}: {type(exc).__name__}: {exc}{shown}"
 
 
 def run_pasted(path: Path, device: str) -> None:
