@@ -42,7 +42,8 @@ def parsed(path: Path) -> ast.Module:
     return ast.parse(path.read_text(), str(path))
 
 
-def imported_modules(path: Path) -> set[str]:
+@functools.cache
+def imported_modules(path: Path) -> frozenset[str]:
     """The kregress modules `name` imports anywhere in its body (a function's late import too)."""
     found: set[str] = set()
     for node in ast.walk(parsed(path)):
@@ -51,17 +52,18 @@ def imported_modules(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:  # all absolute here
             found.add(node.module)
             found.update(f"{node.module}.{alias.name}" for alias in node.names)  # `from kregress import jobs`
-    return {m for m in found if m.split(".")[0] == "kregress" and module_file(m) is not None}
+    return frozenset(m for m in found if m.split(".")[0] == "kregress" and module_file(m) is not None)
 
 
-def named_siblings(path: Path) -> set[Path]:
+@functools.cache
+def named_siblings(path: Path) -> frozenset[Path]:
     """Files beside `path` that it names in a string: scripts it writes out or runs."""
     siblings = {p.name: p for p in path.parent.glob("*.py")}
-    return {
+    return frozenset(
         siblings[node.value]
         for node in ast.walk(parsed(path))
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in siblings
-    }
+    )
 
 
 def closure(entries: Iterable[str]) -> dict[str, Path]:
@@ -80,8 +82,10 @@ def closure(entries: Iterable[str]) -> dict[str, Path]:
     return seen
 
 
+@functools.cache
 def syntax_digest(path: Path) -> str:
-    """A module by what it does: its syntax tree with docstrings dropped."""
+    """A module by what it does: its syntax tree with docstrings dropped (read once a process: the
+    code that judges does not change under a running judgement)."""
     tree = ast.parse(path.read_text(), str(path))  # its own copy: the cached tree stays whole
     for node in ast.walk(tree):
         body = getattr(node, "body", None)

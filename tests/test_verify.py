@@ -77,8 +77,8 @@ def test_a_bad_release_under_which_the_bug_does_not_show_is_not_proven(tmp_path:
 
 
 def test_an_unchanged_case_is_not_judged_again(tmp_path: Path, capsys, monkeypatch) -> None:
-    """The memo keys on the case's files, its specs, the target and the environment: a second run
-    judges nothing, an edited repro is judged again, and --fresh judges everything."""
+    """The memo keys on the case's files, its specs, the target, the environment and the judging
+    code: a second run judges nothing, an edited repro is judged again, and --fresh judges everything."""
     monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))
     folder = corpus(tmp_path)
     args = ["verify", "--corpus", str(folder), "proven_control"]
@@ -88,7 +88,8 @@ def test_an_unchanged_case_is_not_judged_again(tmp_path: Path, capsys, monkeypat
         return next(line for line in capsys.readouterr().err.splitlines() if "judgements" in line)
 
     assert judged_now().endswith(
-        "1 of 1 judgements made now, 0 reused (unchanged case, specs, target and environment)"
+        "1 of 1 judgements made now, 0 reused from the ledger or the memo (same case files, target, "
+        "toolchain, environment and judging code)"
     )
     assert "0 of 1 judgements made now, 1 reused" in judged_now()
     repro = folder / "proven_control" / "repro.py"

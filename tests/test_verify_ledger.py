@@ -1,0 +1,122 @@
+"""The verify ledger: a machine that never judged anything reads an unchanged case's proof from
+the ledger committed with the corpus; a judgement it lacks (a changed case) fails --check-ledger;
+an entry a fresh judgement contradicts fails --recheck; a pasted repro that does not parse is the
+draft's ERROR, never a proof."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import CORPORA
+from kregress.bisect.importer import Evidence, UpstreamIssue, write_draft
+from kregress.bisect.judging import CaseRun
+from kregress.bisect.verify import judge_bad
+from kregress.cli import main
+from kregress.manifest import load_case
+
+
+@pytest.fixture
+def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))
+    shutil.copytree(CORPORA / "verify" / "proven_control", tmp_path / "corpus" / "proven_control")
+    return tmp_path / "corpus"
+
+
+def verify(capsys: pytest.CaptureFixture[str], folder: Path, *extra: str) -> tuple[int, str]:
+    code = main(["verify", "--corpus", str(folder), "proven_control", *extra])
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_an_empty_machine_reads_unchanged_proofs_from_the_ledger(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, said = verify(capsys, corpus, "--write-ledger")
+    assert code == 0 and "1 of 1 judgements made now" in said
+    ledger = json.loads((corpus / "verify-ledger.json").read_text())
+    (entry,) = ledger["entries"].values()
+    assert (entry["case"], entry["toolchain"], entry["target"]) == ("proven_control", "matrix", "cuda:sm_90")
+    assert entry["outcomes"]["control-strided-vector-loads[cuda:sm_90]"] == "FAIL"
+    monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "empty"))  # nothing remembered here
+    code, said = verify(capsys, corpus, "--check-ledger")
+    assert code == 0, said
+    assert "PROVEN      proven_control" in said and "0 of 1 judgements made now, 1 reused" in said
+    assert "ledger: 0 missing, 0 contradicted" in said
+
+
+def test_a_changed_case_missing_from_the_ledger_fails_the_check(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert verify(capsys, corpus, "--write-ledger")[0] == 0
+    repro = corpus / "proven_control" / "repro.py"
+    repro.write_text(repro.read_text() + "\nEDITED = True\n")
+    code, said = verify(capsys, corpus, "--check-ledger")
+    assert code == 1
+    assert "PROVEN      proven_control" in said  # judged now all the same
+    assert "LEDGER MISSING proven_control under the matrix toolchain on cuda:sm_90" in said
+    assert verify(capsys, corpus)[0] == 0  # without the check, a missing entry is only judged
+    assert verify(capsys, corpus, "--write-ledger")[0] == 0
+    code, said = verify(capsys, corpus, "--check-ledger")
+    assert code == 0 and "ledger: 0 missing" in said
+
+
+def test_a_ledger_entry_a_fresh_judgement_contradicts_fails_the_recheck(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert verify(capsys, corpus, "--write-ledger")[0] == 0
+    path = corpus / "verify-ledger.json"
+    ledger = json.loads(path.read_text())
+    (entry,) = ledger["entries"].values()
+    entry["outcomes"]["vector-loads[cuda:sm_90]"] = "XFAIL"  # a wrong (or forged) entry
+    path.write_text(json.dumps(ledger))
+    code, said = verify(capsys, corpus, "--check-ledger")
+    assert code == 1  # read back as it is: the case's own item does not PASS
+    code, said = verify(capsys, corpus, "--check-ledger", "--recheck", "1", "--seed", "7")
+    assert code == 1
+    assert "judging again, though the ledger holds them: proven_control (--seed 7" in said
+    assert "LEDGER WRONG proven_control under the matrix toolchain on cuda:sm_90: the ledger says" in said
+    assert "vector-loads[cuda:sm_90] XFAIL, judged now" in said
+
+
+def test_an_unreadable_ledger_names_its_file(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (corpus / "verify-ledger.json").write_text('{"format": 1, "entries": {"x": {"case": 3}}}')
+    code, said = verify(capsys, corpus)
+    assert code == 2 and "verify-ledger.json: not a verify ledger" in said
+
+
+CUT_SHORT = '''import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def add_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(y_ptr + offsets, tl.load(x_ptr + offsets) + 1)
+
+
+x = torch.randn(256, device="cuda")
+add_kernel[(1,)](x, torch.empty_like(x), 256, BLOCK=256
+'''
+
+
+def test_a_pasted_repro_cut_short_is_the_drafts_error_and_never_proven(tmp_path: Path) -> None:
+    """A paste cut inside its last call is a SyntaxError of the draft: an ERROR naming its line,
+    which no bad end can rest on (it once read as FAIL RUNTIME_ERROR, and verify called it PROVEN)."""
+    issue = UpstreamIssue("https://github.com/triton-lang/triton/issues/1", "triton-lang/triton", 1, False,
+                          "cut short", "", [], [], dt.datetime(2026, 1, 1), None)  # fmt: skip
+    folder = tmp_path / "corpus" / "cut_short_draft"
+    write_draft(folder, issue, Evidence(CUT_SHORT, 1, "RuntimeError", "triton"))
+    observation = CaseRun(tmp_path / "corpus", folder.name, "runs", "cpu:interpreter").observe(None)
+    assert observation.outcomes == {"runs[cpu:interpreter]": "ERROR"}
+    message = observation.messages["runs[cpu:interpreter]"]
+    assert "pasted.py's own code fails at" in message and "pasted.py:13: SyntaxError" in message
+    check = judge_bad(load_case(folder / "case.toml"), observation, "triton==3.6.0", "cpu:interpreter")
+    assert not check.ok
+    assert check.why.startswith("runs[cpu:interpreter] did not FAIL under the compiler that has the bug")
+    assert "runs[cpu:interpreter] ERROR: " in check.why and "SyntaxError" in check.why
