@@ -89,7 +89,7 @@ def test_an_unreadable_ledger_names_its_file(corpus: Path, capsys: pytest.Captur
     assert code == 2 and "verify-ledger.json: not a verify ledger" in said
 
 
-CUT_SHORT = '''import torch
+CUT_SHORT = """import torch
 import triton
 import triton.language as tl
 
@@ -102,7 +102,7 @@ def add_kernel(x_ptr, y_ptr, n, BLOCK: tl.constexpr):
 
 x = torch.randn(256, device="cuda")
 add_kernel[(1,)](x, torch.empty_like(x), 256, BLOCK=256
-'''
+"""
 
 
 def test_a_pasted_repro_cut_short_is_the_drafts_error_and_never_proven(tmp_path: Path) -> None:
