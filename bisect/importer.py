@@ -38,7 +38,7 @@ from github import Auth, Github, GithubException
 from packaging.version import Version
 
 from kregress.bisect.github import explain
-from kregress.bisect.judging import CaseRun, InfrastructureError
+from kregress.bisect.judging import CaseRun, InfrastructureError, RegressOn, item_verdict
 from kregress.bisect.search import PointVerdict, search
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
@@ -369,9 +369,12 @@ class Locator:
         return point
 
     def shows(self, point: Point) -> bool:
-        # FAIL only: an ERROR is the draft's (its driver could not run or capture the code), not the
-        # compiler's, and would send the search after the wrong thing
-        if point.outcome is not Outcome.FAIL or missing_module(point.message, self.framework):
+        # bad under the one rule (RegressOn.FAIL): an ERROR is the draft's (its driver could not run
+        # or capture the code, or the paste does not parse), not the compiler's, and would send the
+        # search after the wrong thing
+        if item_verdict(point.outcome, None, RegressOn.FAIL) != PointVerdict.BAD:
+            return False
+        if missing_module(point.message, self.framework):
             return False
         return self.pattern is None or bool(re.search(self.pattern, point.message, re.S))
 

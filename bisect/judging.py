@@ -12,6 +12,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,6 @@ from kregress.matrix import load_matrix
 from kregress.paths import cache_root, write_atomically
 from kregress.toolchains import environment_identity
 
-REGRESSIONS = ("fail", "pass", "crash", "error")
 RUN_TIMEOUT = 3600
 
 
@@ -59,21 +59,45 @@ class Observation:
         return "; ".join(parts) or "no items"
 
 
+class RegressOn(str, Enum):
+    """Which outcome of an item a search calls bad (`--regress`): the one place it is decided.
+
+    The rule, for every kind of search and for verify and import alike: FAIL and XFAIL are a
+    failure, PASS and XPASS a pass; SKIP, UNSTABLE and ERROR cannot tell, for ERROR is kregress's or
+    the repro's own code failing (a repro that does not import, a pasted draft cut short), never the
+    compiler's, except where ERROR is itself what is searched for (`error`)."""
+
+    FAIL = "fail"  # a regression: good passes, bad fails
+    PASS = "pass"  # a fix: bad passes (looking for where the case first holds)
+    CRASH = "crash"  # bad crashes or hangs the compiler; any other judged outcome is good
+    ERROR = "error"  # bad is an ERROR (kregress's own harness), to bisect a harness break
+
+
+REGRESSIONS = tuple(r.value for r in RegressOn)
+
+
 def item_verdict(outcome: str, failure_kind: str | None, regress: str) -> PointVerdict:
-    """Which outcomes count as bad for `--regress`, which as good, and which cannot tell."""
+    """Which outcomes count as bad for `regress` (a RegressOn), which as good, and which cannot tell."""
     failed = outcome in (Outcome.FAIL, Outcome.XFAIL)
     passed = outcome in (Outcome.PASS, Outcome.XPASS)
-    if regress == "fail":
+    if regress == RegressOn.FAIL:
         return PointVerdict.BAD if failed else PointVerdict.GOOD if passed else PointVerdict.SKIP
-    if regress == "pass":
+    if regress == RegressOn.PASS:
         return PointVerdict.BAD if passed else PointVerdict.GOOD if failed else PointVerdict.SKIP
-    if regress == "crash":
+    if regress == RegressOn.CRASH:
         crashed = failed and failure_kind in ("CRASH", "TIMEOUT")
         return PointVerdict.BAD if crashed else PointVerdict.GOOD if failed or passed else PointVerdict.SKIP
-    if regress == "error":
+    if regress == RegressOn.ERROR:
         errored = outcome == Outcome.ERROR
         return PointVerdict.BAD if errored else PointVerdict.GOOD if failed or passed else PointVerdict.SKIP
     raise ValueError(f"--regress must be one of {', '.join(REGRESSIONS)}")
+
+
+def items_verdict(
+    outcomes: dict[str, str], failure_kinds: dict[str, str | None], regress: str
+) -> dict[str, PointVerdict]:
+    """Each item's verdict under the one rule (verify asks every item of the bug to be bad)."""
+    return {item: item_verdict(o, failure_kinds.get(item), regress) for item, o in outcomes.items()}
 
 
 def observation_verdict(observation: Observation, regress: str, whole_case: bool = False) -> PointVerdict:
@@ -92,9 +116,7 @@ def observation_verdict(observation: Observation, regress: str, whole_case: bool
             if ran and all(o in (Outcome.PASS, Outcome.XPASS) for o in ran)
             else PointVerdict.SKIP
         )
-    verdicts = {
-        item_verdict(o, observation.failure_kinds.get(i), regress) for i, o in observation.outcomes.items()
-    }
+    verdicts = set(items_verdict(observation.outcomes, observation.failure_kinds, regress).values())
     if PointVerdict.BAD in verdicts:
         return PointVerdict.BAD
     return PointVerdict.GOOD if PointVerdict.GOOD in verdicts else PointVerdict.SKIP

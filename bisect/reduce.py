@@ -31,9 +31,10 @@ from typing import Any
 import tomli_w
 
 from kregress.bisect.ast_edits import candidates, normalized, size
+from kregress.bisect.judging import RegressOn, item_verdict
+from kregress.bisect.search import PointVerdict
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
-from kregress.judge import Outcome
 from kregress.manifest import Case, load_case
 from kregress.matrix import Target, load_matrix
 from kregress.schema import SchemaError, read_toml
@@ -74,7 +75,8 @@ class SameFailure:
     error_matches: re.Pattern[str] | None = None
 
     def holds(self, judged: Judged) -> bool:
-        if judged.outcome not in (Outcome.FAIL, Outcome.XFAIL):
+        # still bad under the one rule (an ERROR, a line deleted into a NameError, is the candidate's)
+        if item_verdict(judged.outcome, judged.failure_kind, RegressOn.FAIL) != PointVerdict.BAD:
             return False
         if self.error_matches is not None:
             return bool(self.error_matches.search(f"{judged.message}\n{judged.detail}"))

@@ -32,17 +32,23 @@ from typing import Any
 
 import tomli_w
 
-from kregress.bisect.judging import CaseRun, InfrastructureError, Memo, Observation, judgement_key
+from kregress.bisect.judging import (
+    CaseRun,
+    InfrastructureError,
+    Memo,
+    Observation,
+    RegressOn,
+    items_verdict,
+    judgement_key,
+)
 from kregress.bisect.ledger import LEDGER_NAME, Ledger, LedgerEntry, LedgerError
+from kregress.bisect.search import PointVerdict
 from kregress.errors import ExitCode
 from kregress.judge import Outcome
 from kregress.manifest import Case, load_case
 from kregress.matrix import load_matrix
 from kregress.schema import SchemaError, read_toml
 from kregress.toolchains import ToolchainError
-
-HELD = (Outcome.PASS, Outcome.XPASS)
-BROKEN = (Outcome.FAIL, Outcome.XFAIL)
 
 
 @dataclass
@@ -88,30 +94,36 @@ def short(outcomes: dict[str, str]) -> str:
 
 
 def judge_bad(case: Case, observation: Observation, toolchain: str, target: str) -> Check:
+    """The bad end: every item of the bug's expectations is bad under the one rule (RegressOn.FAIL);
+    an ERROR is the repro's or kregress's, never the compiler's, so it cannot prove anything."""
     items = must_fail_items(case, observation, target)
     if not items:
         return Check(
             "bad", toolchain, target, "no item", False, "none of the bug's expectations applies here"
         )
-    held = [n for n, o in items.items() if o not in BROKEN]
+    verdicts = items_verdict(items, observation.failure_kinds, RegressOn.FAIL)
+    held = [n for n, v in verdicts.items() if v != PointVerdict.BAD]
     why = f"{', '.join(held)} did not FAIL under the compiler that has the bug" if held else ""
     errors = [f"{n} ERROR: {(observation.messages.get(n) or '').partition(chr(10))[0]}"
               for n in held if items[n] == Outcome.ERROR]  # fmt: skip
-    if errors:  # the repro's own code (or kregress) failed there: never the compiler's verdict
+    if errors:
         why += f" ({'; '.join(errors)})"
     return Check("bad", toolchain, target, short(items), not held, why)
 
 
 def judge_good(case: Case, observation: Observation, toolchain: str, target: str) -> Check:
+    """The good end: no item of the case is bad under the one rule, none is an ERROR (a case that
+    cannot run there shows nothing), and some item of the bug's expectations is good."""
     items = must_fail_items(case, observation, target)
     here = {n: o for n, o in observation.outcomes.items() if n.endswith(f"[{target}]")}
-    broken = [f"{n} {o}" for n, o in here.items() if o in (*BROKEN, Outcome.ERROR)]
+    verdicts = items_verdict(here, observation.failure_kinds, RegressOn.FAIL)
+    broken = [f"{n} {o}" for n, o in here.items() if verdicts[n] == PointVerdict.BAD or o == Outcome.ERROR]
     if not items:
         return Check(
             "good", toolchain, target, "no item", False, "none of the bug's expectations applies here"
         )
     why = f"the case does not hold: {', '.join(broken)}" if broken else ""
-    if not broken and not any(o in HELD for o in items.values()):
+    if not broken and not any(verdicts[n] == PointVerdict.GOOD for n in items):
         why = "the bug's expectations did not run (all SKIP)"
     return Check("good", toolchain, target, short(items), not why, why)
 
@@ -232,7 +244,9 @@ class Verifier:
                     mine = observation.outcomes.get(f"{control_name}[{target}]")
                     theirs = observation.outcomes.get(f"{own}[{target}]")
                     outcome = f"{own}: {mine} with {stand_in}, {theirs} as written"
-                    why = "" if mine in BROKEN and theirs == Outcome.PASS else (
+                    verdicts = items_verdict({"control": mine or "", "own": theirs or ""}, {}, RegressOn.FAIL)
+                    shows = verdicts["control"] == PointVerdict.BAD and theirs == Outcome.PASS
+                    why = "" if shows else (
                         f"the control must FAIL (it is {mine}) while the case's own PASSes (it is {theirs})"
                     )  # fmt: skip
                     if mine is None or theirs is None:
