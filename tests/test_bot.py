@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from compiler_fixture import CASE
 
-from kregress.bisect.bot import BotCommand, CommandError, accept, command_line, parse_command
+from kregress.bisect.github.bot import BotCommand, CommandError, accept, command_line, parse_command
 
 REPRODUCE = """
 [[known_bad]]

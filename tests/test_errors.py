@@ -22,9 +22,9 @@ EXITING = ("sys.exit", "exit", "SystemExit", "os._exit")
 
 def kregress_modules() -> list[ModuleType]:
     """Every module of kregress, and of kregress.bisect, which walk_packages skips (it is a
-    namespace package: bisect/ has no __init__.py)."""
+    namespace package: bisect/ has no __init__.py), with its subpackages."""
     names = ["kregress", *(m.name for m in pkgutil.walk_packages(kregress.__path__, "kregress."))]
-    names += [m.name for m in pkgutil.iter_modules(kregress.bisect.__path__, "kregress.bisect.")]
+    names += [m.name for m in pkgutil.walk_packages(kregress.bisect.__path__, "kregress.bisect.")]
     return [importlib.import_module(name) for name in names]
 
 
@@ -38,7 +38,7 @@ def test_every_exception_kregress_defines_derives_from_its_root() -> None:
     reached = {
         "kregress.schema.SchemaError",
         "kregress.case.Unsupported",
-        "kregress.bisect.github.ReportError",
+        "kregress.bisect.github.client.ReportError",
     }
     assert reached <= set(defined)  # the walk reaches the child's modules and kregress.bisect
     assert sorted(name for name, cls in defined.items() if not issubclass(cls, KregressError)) == []

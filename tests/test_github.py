@@ -12,7 +12,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Response
 
-from kregress.bisect.github import MAX_BODY, marker, safe_body
+from kregress.bisect.github.client import MAX_BODY, marker, safe_body
 from kregress.cli import main
 from kregress.markdown import fenced, open_fence
 

@@ -15,7 +15,13 @@ import tomllib
 from compiler_fixture import BAD, GOOD, Step, build_release, local_index, make_compiler_repo
 from fake_github import FakeGitHub, serving
 
-from kregress.bisect.importer import UpstreamIssue, error_pattern, extract, quoted_error, targets_to_try
+from kregress.bisect.triage.importer import (
+    UpstreamIssue,
+    error_pattern,
+    extract,
+    quoted_error,
+    targets_to_try,
+)
 
 REPO = "example/tinycc"
 HISTORY = [

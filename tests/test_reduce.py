@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPORA
-from kregress.bisect.ast_edits import candidates, chunks, normalized, size
-from kregress.bisect.reduce import Judged, SameFailure, reduce_text
+from kregress.bisect.triage.ast_edits import candidates, chunks, normalized, size
+from kregress.bisect.triage.reduce import Judged, SameFailure, reduce_text
 
 FIXTURE = CORPORA / "reduce_dot_k8"
 

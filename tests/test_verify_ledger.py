@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPORA
-from kregress.bisect.importer import Evidence, UpstreamIssue, write_draft
 from kregress.bisect.judging import CaseRun
-from kregress.bisect.verify import judge_bad
+from kregress.bisect.triage.importer import Evidence, UpstreamIssue, write_draft
+from kregress.bisect.triage.verify import judge_bad
 from kregress.cli import main
 from kregress.manifest import load_case
 

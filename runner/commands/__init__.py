@@ -2,15 +2,18 @@
 
 A module of this package adds a command with `register(commands)`: it adds its parser to
 `commands` (argparse's subparsers) and sets `run` (args -> ExitCode) as that parser's default;
-`kregress.cli` calls every module's `register` and runs what the command line chose. The commands
-that drive a bisection live beside it in kregress.bisect, so they are named in LISTED, which also
-keeps the order `kregress --help` shows; a module of this package that LISTED does not name comes
-after those, by name.
+`kregress.cli` calls every module's `register` and runs what the command line chose. LISTED keeps
+the order `kregress --help` shows; a module of this package that LISTED does not name comes after
+those, by name. Commands of other packages (kregress.bisect's: bisect, comment, bot, verify,
+reduce, import, and `history fetch`) come through the `kregress.commands` entry points
+(pyproject.toml), each a list of module names in their order, after LISTED: the runner names no
+module of theirs.
 """
 
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
 import pkgutil
 from types import ModuleType
 
@@ -23,22 +26,19 @@ LISTED = (
     f"{__name__}.history",
     f"{__name__}.report",
     f"{__name__}.envs",
-    "kregress.bisect.command",
-    "kregress.bisect.comment",
-    "kregress.bisect.bot",
-    "kregress.bisect.verify",
-    "kregress.bisect.reduce",
-    "kregress.bisect.importer",
 )
+ENTRY_POINTS = "kregress.commands"
 
 
 def discover() -> tuple[ModuleType, ...]:
-    """Every command module, imported: LISTED in order, then the rest of this package by name."""
+    """Every command module, imported: LISTED in order, the entry points', then the rest of this
+    package by name."""
     here = sorted(f"{__name__}.{module.name}" for module in pkgutil.iter_modules(__path__))
-    names = [*LISTED, *(name for name in here if name not in LISTED)]
-    return tuple(importlib.import_module(name) for name in names)
+    others = [name for entry in importlib.metadata.entry_points(group=ENTRY_POINTS) for name in entry.load()]
+    names = [*LISTED, *others, *(name for name in here if name not in LISTED)]
+    return tuple(importlib.import_module(name) for name in dict.fromkeys(names))
 
 
 COMMANDS = discover()
 
-__all__ = ["COMMANDS", "LISTED", "discover"]
+__all__ = ["COMMANDS", "ENTRY_POINTS", "LISTED", "discover"]

@@ -1,9 +1,9 @@
-"""`kregress history`: the SQLite history of runs: add result files, fetch the previous one, list."""
+"""`kregress history`: the SQLite history of runs: add result files, list runs (`fetch`, which reads
+the previous run's through GitHub, is added by kregress.bisect.github.history_fetch)."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections import Counter
@@ -41,37 +41,6 @@ def command_history_add(args: argparse.Namespace) -> ExitCode:
     return ExitCode.OK
 
 
-def command_history_fetch(args: argparse.Namespace) -> ExitCode:
-    """The previous runs' history, through the API (no `gh` needed on the runner)."""
-    from kregress.bisect.github import Reporter, ReportError, fetch_run_artifact
-
-    token, repository = os.environ.get("GITHUB_TOKEN"), os.environ.get("GITHUB_REPOSITORY")
-    if not token or not repository:
-        print("kregress history fetch: set GITHUB_TOKEN and GITHUB_REPOSITORY", file=sys.stderr)
-        return ExitCode.USAGE
-    client = Reporter(token, os.environ.get("GITHUB_API_URL")).client
-    this_run = os.environ.get("GITHUB_RUN_ID")
-    try:
-        found = fetch_run_artifact(
-            client,
-            repository,
-            args.workflow,
-            args.artifact,
-            args.dir,
-            branch=args.branch,
-            skip_run=int(this_run) if this_run else None,
-            limit=args.limit,
-        )
-    except ReportError as exc:
-        print(f"kregress history fetch: {exc}", file=sys.stderr)
-        return ExitCode.GITHUB
-    if found is None:
-        print(f"no completed run of {args.workflow} among the newest {args.limit} has {args.artifact!r}")
-        return ExitCode.NOT_FOUND
-    print(f"{args.artifact} from run {found.run_id}: {', '.join(found.files)} in {args.dir}")
-    return ExitCode.OK
-
-
 def command_history_runs(args: argparse.Namespace) -> ExitCode:
     for run in recent_runs(history_file(args), args.limit):
         counts = Counter(item["outcome"] for item in run["items"])
@@ -89,25 +58,13 @@ def register(commands: argparse._SubParsersAction) -> None:
         "default file: ~/.cache/kregress/history.sqlite (KREGRESS_CACHE_DIR moves it).",
     )
     history_commands = history.add_subparsers(dest="history_command", required=True)
+    # where another package adds a history subcommand (kregress.bisect.github.history_fetch: fetch)
+    history.set_defaults(history_commands=history_commands)
     add = history_commands.add_parser("add", help="store --kregress-json files")
     add.add_argument("results", nargs="+", type=Path, help="results files")
     add.add_argument("--merge", action="store_true", help="store the files as one run (one per runner)")
     add_history_option(add)
     add.set_defaults(run=command_history_add)
-    fetch = history_commands.add_parser(
-        "fetch",
-        help="download the history a previous workflow run left as an artifact",
-        description="Finds the newest completed run of WORKFLOW (on --branch) that still has the "
-        "artifact and unpacks it into --dir: how the nightly carries its history from night to "
-        "night. Token, repository and API URL from GITHUB_TOKEN, GITHUB_REPOSITORY, GITHUB_API_URL. "
-        "Exit 0 found, 1 no earlier run has it, 3 GitHub refused or failed.",
-    )
-    fetch.add_argument("--workflow", required=True, help="workflow file name, e.g. nightly.yml")
-    fetch.add_argument("--artifact", required=True, help="artifact name, e.g. nightly-history")
-    fetch.add_argument("--dir", type=Path, required=True, help="where to unpack it")
-    fetch.add_argument("--branch", help="only runs of this branch (default: any)")
-    fetch.add_argument("--limit", type=int, default=10, help="newest runs to look at (default 10)")
-    fetch.set_defaults(run=command_history_fetch)
     runs = history_commands.add_parser("runs", help="list the newest runs")
     runs.add_argument("--limit", type=int, default=20, help="how many (default 20)")
     add_history_option(runs)

@@ -37,7 +37,7 @@ import tomli_w
 from github import Auth, Github, GithubException
 from packaging.version import Version
 
-from kregress.bisect.github import explain
+from kregress.bisect.github.client import explain
 from kregress.bisect.judging import CaseRun, InfrastructureError, RegressOn, item_verdict
 from kregress.bisect.search import PointVerdict, search
 from kregress.errors import ExitCode, KregressError

@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from kregress.bisect.github import IssueRef, Reporter, ReportError
+from kregress.bisect.github.client import IssueRef, Reporter, ReportError
 from kregress.errors import ExitCode, KregressError
 from kregress.markdown import fenced
 from kregress.matrix import load_matrix, runner_for

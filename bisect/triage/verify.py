@@ -41,8 +41,8 @@ from kregress.bisect.judging import (
     items_verdict,
     judgement_key,
 )
-from kregress.bisect.ledger import LEDGER_NAME, Ledger, LedgerEntry, LedgerError
 from kregress.bisect.search import PointVerdict
+from kregress.bisect.triage.ledger import LEDGER_NAME, Ledger, LedgerEntry, LedgerError
 from kregress.errors import ExitCode
 from kregress.judge import Outcome
 from kregress.manifest import Case, load_case

@@ -5,7 +5,7 @@ process (the fork server, the Triton cache), the same kind's verdict. A candidat
 it fails the same way as the original: the same outcome and failure kind, and for a compile error
 or a crash the same error class or signal (or, with --error-matches, a FAIL whose message matches).
 A candidate that hangs, crashes differently or stops failing is rejected, never fatal. The edits
-(bisect/ast_edits.py) are tried in a fixed order, `-j` at a time, the first that holds in that order
+(bisect/triage/ast_edits.py) are tried in a fixed order, `-j` at a time, the first that holds in that order
 kept, until a whole sweep keeps none: the result does not depend on -j or timing.
 
 The reduced case is written as a new folder beside the old one: repro.py, case.toml keeping the
@@ -30,9 +30,9 @@ from typing import Any
 
 import tomli_w
 
-from kregress.bisect.ast_edits import candidates, normalized, size
 from kregress.bisect.judging import RegressOn, item_verdict
 from kregress.bisect.search import PointVerdict
+from kregress.bisect.triage.ast_edits import candidates, normalized, size
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
 from kregress.manifest import Case, load_case

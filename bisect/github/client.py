@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import requests
-from github import Auth, Github, GithubException, GithubRetry
 
+from github import Auth, Github, GithubException, GithubRetry
 from kregress.errors import KregressError
 from kregress.markdown import open_fence
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kregress.bisect.github import IssueRef, Reporter, ReportError, issue_of, safe_body
+from kregress.bisect.github.client import IssueRef, Reporter, ReportError, issue_of, safe_body
 from kregress.errors import ExitCode
 from kregress.judge import Outcome
 from kregress.markdown import fenced
