@@ -165,8 +165,9 @@ class CaseRun:
         """The matrix's entry for the target (its limits and toolchain); the whole matrix's targets
         when the run judges every target of the cpu backend."""
         matrix = load_matrix(self.matrix)
-        if self.target:
-            return matrix.target(self.target).model_dump(mode="json")
+        if self.target:  # one the matrix lacks is the run's usage error, said when it runs
+            known = matrix.named.get(self.target)
+            return known.model_dump(mode="json") if known else {"unknown": self.target}
         return {name: target.model_dump(mode="json") for name, target in matrix.targets.items()}
 
     def command(self, toolchain: str | None, report: Path | None = None) -> list[str]:
@@ -242,6 +243,8 @@ def judgement_key(run: CaseRun, toolchain: str | None) -> str:
     }
     if run.compile_first:
         key["compiled_first_for"] = run.compile_first
+    if run.timeout:  # a shorter one may turn a PASS into a TIMEOUT
+        key["timeout"] = run.timeout
     return json.dumps(key, sort_keys=True)
 
 

@@ -21,8 +21,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 # What every judgement runs: the plugin in the pytest process, the worker or the fork server in the
-# child, the helpers a repro imports.
-ENTRIES = ("kregress.plugin", "kregress.worker", "kregress.zygote", "kregress.case", "kregress.pasted")
+# child. What the case's repro.py imports of kregress (kregress.case; a draft's kregress.pasted)
+# counts for that case.
+ENTRIES = ("kregress.plugin", "kregress.worker", "kregress.zygote")
 
 
 @functools.cache
@@ -130,6 +131,11 @@ def case_modules(case_folder: Path) -> dict[str, Path]:
     from kregress.manifest import load_case
     from kregress.schema import SchemaError
 
+    repro = case_folder / "repro.py"
+    try:
+        imported = sorted(imported_modules(repro)) if repro.is_file() else []
+    except SyntaxError:  # judged as an ERROR of the repro; nothing narrower is known of its imports
+        imported = []
     try:
         case = load_case(case_folder / "case.toml")
     except (SchemaError, OSError):
@@ -138,7 +144,7 @@ def case_modules(case_folder: Path) -> dict[str, Path]:
     else:
         kinds = [type(expectation).__module__ for _, expectation in case.expectations()]
         frameworks = framework_modules(case.manifest.framework)
-    return closure([*ENTRIES, *kinds, *frameworks])
+    return closure([*ENTRIES, *imported, *kinds, *frameworks])
 
 
 def judging_code_digest(case_folder: Path) -> str:

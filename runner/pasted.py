@@ -11,6 +11,7 @@ inside toolchain environments.
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 import sys
@@ -53,15 +54,34 @@ def execute(path: Path, source: str) -> None:
     try:
         exec(code, module.__dict__)  # the point: run the reporter's code
     except NameError as exc:
-        # a name the paste never defines (a line lost in the paste, a helper left out), raised in its
-        # own code: the draft's error; one raised inside the compiler is the compiler's
+        # a name the paste never binds anywhere (a line lost in the paste, a helper left out), raised
+        # in its own code: the draft's error. A name it does bind but cannot find (an interpreter
+        # that runs a kernel body in the wrong scope) or one raised inside the compiler is the
+        # compiler's.
         frames = traceback.extract_tb(exc.__traceback__)
-        if frames and frames[-1].filename == str(path):
+        if frames and frames[-1].filename == str(path) and exc.name not in bound_names(ast.parse(source)):
             raise CaseError(own_error(path, exc)) from None
         raise
     finally:
         if saved is not None:
             sys.modules["__main__"] = saved
+
+
+def bound_names(tree: ast.Module) -> set[str]:
+    """Every name the code binds anywhere: assigned, defined, imported, a parameter."""
+    bound: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            bound.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return bound
 
 
 def own_error(path: Path, exc: BaseException) -> str:

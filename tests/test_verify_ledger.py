@@ -120,3 +120,17 @@ def test_a_pasted_repro_cut_short_is_the_drafts_error_and_never_proven(tmp_path:
     assert not check.ok
     assert check.why.startswith("runs[cpu:interpreter] did not FAIL under the compiler that has the bug")
     assert "runs[cpu:interpreter] ERROR: " in check.why and "SyntaxError" in check.why
+
+
+def test_a_name_the_paste_never_binds_is_its_own_error_one_it_binds_is_not(tmp_path: Path) -> None:
+    """A helper left out of the paste is the draft's ERROR; a name the paste binds but that is not
+    found when its code runs (an interpreter running a kernel body in the wrong scope) stays an
+    exception of the code under test, for the compiler to answer for."""
+    from kregress.child_results import CaseError
+    from kregress.pasted import execute
+
+    path = tmp_path / "pasted.py"
+    with pytest.raises(CaseError, match=r"pasted.py's own code fails at .*pasted.py:2: NameError: .*helper"):
+        execute(path, "import math\nprint(helper(math.pi))\n")
+    with pytest.raises(NameError, match="later"):
+        execute(path, "def first():\n    return later\n\n\nfirst()\nlater = 2\n")
