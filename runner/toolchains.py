@@ -212,7 +212,7 @@ class Toolchain:
 
 def own_environment_identity() -> str:
     """kregress's own environment as a judgement depends on it: the Python, and the version of every
-    distribution that provides a framework's modules (nvFuser's too), torch, numpy and what a child
+    distribution that provides any framework's modules, torch, numpy and what a child
     imports; not its folder, which a fresh clone changes."""
     providers = importlib.metadata.packages_distributions()
     modules = {m for f in FRAMEWORKS.values() for m in (*f.modules, *f.imports)} | set(LENT_PACKAGES)

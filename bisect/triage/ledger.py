@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kregress.errors import KregressError
+from kregress.judge import Outcome
 from kregress.paths import write_atomically
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ class LedgerEntry:
         messages = {
             item: (observation.messages.get(item) or "").splitlines()[0][:MESSAGE_CHARS]
             for item, outcome in observation.outcomes.items()
-            if outcome != "PASS" and observation.messages.get(item)
+            if outcome != Outcome.PASS and observation.messages.get(item)
         }
         return cls(run.case, toolchain or "matrix", run.target, dict(observation.outcomes),
                    dict(observation.failure_kinds), messages, dict(observation.versions))  # fmt: skip
