@@ -4,8 +4,11 @@ for the outcome the user called bad. Observations are memoized per (case, target
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,6 +21,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from kregress.adapters.triton_aot import ROCM_LLD, llvm_major
 from kregress.bisect.search import PointVerdict
 from kregress.errors import KregressError
 from kregress.judge import Outcome
@@ -222,6 +226,31 @@ class CaseRun:
         return observation
 
 
+@functools.cache
+def hip_linker_identity() -> str:
+    """The external ld.lld that AMD compiles of Triton up to 3.4 link with, as
+    kregress.adapters.triton_aot.hip_linker finds it (without setting it): where there is none,
+    those items SKIP, so a judgement on a machine without it says nothing about one with it."""
+    chosen = os.environ.get("TRITON_HIP_LLD_PATH") or (str(ROCM_LLD) if ROCM_LLD.exists() else None)
+    if not chosen:
+        found = sorted(
+            Path("/usr/lib").glob("llvm-*/bin/ld.lld"), key=lambda p: llvm_major(p.parent.parent.name)
+        )
+        chosen = str(found[-1]) if found else shutil.which("ld.lld")
+    if not chosen:
+        return "none"
+    try:
+        shown = subprocess.run([chosen, "--version"], capture_output=True, text=True, timeout=60, check=False)
+    except OSError as exc:
+        return f"{chosen}: {exc}"
+    return shown.stdout.strip() or chosen
+
+
+# What a backend's compiles use of this machine besides the environment (the tools no package
+# brings), by backend: part of the key of a judgement on that backend's targets.
+MACHINE_TOOLS: dict[str, Callable[[], str]] = {"hip": hip_linker_identity}
+
+
 def judgement_key(run: CaseRun, toolchain: str | None) -> str:
     """Everything a judgement of `run` under `toolchain` (None: the matrix's toolchains in kregress's
     own environment) depends on: the case's files, the selection, the target's entry in the matrix,
@@ -245,6 +274,9 @@ def judgement_key(run: CaseRun, toolchain: str | None) -> str:
         key["compiled_first_for"] = run.compile_first
     if run.timeout:  # a shorter one may turn a PASS into a TIMEOUT
         key["timeout"] = run.timeout
+    tool = MACHINE_TOOLS.get(str(target.get("backend")))
+    if tool is not None:
+        key["machine_tool"] = tool()
     return json.dumps(key, sort_keys=True)
 
 

@@ -33,6 +33,32 @@ def test_memo_is_keyed_by_the_case_files_and_the_environment(
     assert memo.get(run, "tilelang==0.1.9") == []  # the manifest changed
 
 
+def test_a_judgement_on_an_amd_target_keys_on_the_linker_this_machine_has(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Triton up to 3.4 links AMD code with an external ld.lld; without one those items SKIP, so a
+    judgement made without it (or with another) is not reused where one is found."""
+    from kregress.bisect.judging import hip_linker_identity, judgement_key
+
+    case = tmp_path / "corpus" / "amd_case"
+    case.mkdir(parents=True)
+    (case / "case.toml").write_text("title = 'x'\n")
+    (case / "repro.py").write_text("X = 1\n")
+    hip = CaseRun(tmp_path / "corpus", "amd_case", None, "hip:gfx942")
+    cuda = CaseRun(tmp_path / "corpus", "amd_case", None, "cuda:sm_90")
+    keys = []
+    for version in ("LLD 19.1.7", "LLD 14.0.6"):
+        linker = tmp_path / f"ld.lld-{version.split()[1]}"
+        linker.write_text(f"#!/bin/sh\necho '{version}'\n")
+        linker.chmod(0o755)
+        monkeypatch.setenv("TRITON_HIP_LLD_PATH", str(linker))
+        hip_linker_identity.cache_clear()
+        keys.append((judgement_key(hip, "triton==3.2.0"), judgement_key(cuda, "triton==3.2.0")))
+    hip_linker_identity.cache_clear()
+    assert keys[0][0] != keys[1][0] and "LLD 14.0.6" in keys[1][0]
+    assert keys[0][1] == keys[1][1]  # a CUDA target links nothing with it
+
+
 def test_a_fix_search_over_a_whole_case_waits_until_every_expectation_holds() -> None:
     """Fixed ("bad" for the search) only where the whole case holds: a release that made the bug's
     check pass by breaking the case's positive control is still broken."""
