@@ -15,6 +15,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import pkgutil
+import sys
 from types import ModuleType
 
 LISTED = (
@@ -35,6 +36,10 @@ def discover() -> tuple[ModuleType, ...]:
     package by name."""
     here = sorted(f"{__name__}.{module.name}" for module in pkgutil.iter_modules(__path__))
     others = [name for entry in importlib.metadata.entry_points(group=ENTRY_POINTS) for name in entry.load()]
+    if not others:  # an install made before the entry point existed: say so, never lose them silently
+        print(f"kregress: no {ENTRY_POINTS} entry point is installed, so bisect, verify, reduce, import, "
+              "comment, bot and history fetch are missing: reinstall kregress (bash .ci/setup)",
+              file=sys.stderr)  # fmt: skip
     names = [*LISTED, *others, *(name for name in here if name not in LISTED)]
     return tuple(importlib.import_module(name) for name in dict.fromkeys(names))
 
