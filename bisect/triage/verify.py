@@ -38,6 +38,7 @@ from kregress.bisect.judging import (
     Memo,
     Observation,
     RegressOn,
+    item_verdict,
     items_verdict,
     judgement_key,
 )
@@ -244,8 +245,9 @@ class Verifier:
                     mine = observation.outcomes.get(f"{control_name}[{target}]")
                     theirs = observation.outcomes.get(f"{own}[{target}]")
                     outcome = f"{own}: {mine} with {stand_in}, {theirs} as written"
-                    verdicts = items_verdict({"control": mine or "", "own": theirs or ""}, {}, RegressOn.FAIL)
-                    shows = verdicts["control"] == PointVerdict.BAD and theirs == Outcome.PASS
+                    kind = observation.failure_kinds.get(f"{control_name}[{target}]")
+                    bad = item_verdict(mine or "", kind, RegressOn.FAIL) == PointVerdict.BAD
+                    shows = bad and theirs == Outcome.PASS
                     why = "" if shows else (
                         f"the control must FAIL (it is {mine}) while the case's own PASSes (it is {theirs})"
                     )  # fmt: skip
