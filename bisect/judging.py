@@ -28,6 +28,8 @@ from kregress.judge import Outcome
 from kregress.judging_code import judging_code_digest
 from kregress.matrix import load_matrix
 from kregress.paths import cache_root, write_atomically
+from kregress.record import ItemRecord
+from kregress.results import ResultsError, load_results
 from kregress.toolchains import environment_identity
 
 RUN_TIMEOUT = 3600
@@ -206,18 +208,21 @@ class CaseRun:
                     f"the runner could not judge {self.case} under {toolchain or 'the current toolchain'} "
                     f"(pytest exit {done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}"
                 )
-            items = json.loads(report.read_text())["items"]
+            try:  # each item validated as the record the plugin wrote, then read by attribute
+                records = [ItemRecord.model_validate(item) for item in load_results(report)["items"]]
+            except ResultsError as exc:
+                raise InfrastructureError(f"the runner wrote results kregress cannot read: {exc}") from None
         observation = Observation(outcomes={})
-        for item in items:
-            name = f"{item['expectation']}[{item['target']}]"
-            observation.outcomes[name] = item["outcome"]
-            observation.failure_kinds[name] = item.get("failure_kind")
-            observation.messages[name] = item.get("message", "")
-            observation.measured[name] = item.get("measured")
-            if item.get("code"):
-                observation.code[name] = item["code"]
-            observation.versions.update(item.get("toolchain") or {})
-        if not items:
+        for record in records:
+            name = f"{record.expectation}[{record.target}]"
+            observation.outcomes[name] = record.outcome.value
+            observation.failure_kinds[name] = record.failure_kind
+            observation.messages[name] = record.message or ""
+            observation.measured[name] = record.measured
+            if record.code:
+                observation.code[name] = record.code
+            observation.versions.update(record.toolchain or {})
+        if not records:
             raise InfrastructureError(
                 f"no item of {self.case} matched (expectation {self.expectation!r}, "
                 f"target {self.target!r}):\n"
