@@ -296,25 +296,29 @@ class Memo:
         return json.loads(self.path.read_text()) if self.path.exists() else {}
 
     def get(self, run: CaseRun, toolchain: str | None) -> list[Observation]:
-        return [Observation(**o) for o in self.load().get(judgement_key(run, toolchain), [])]
+        return self.at(judgement_key(run, toolchain))
+
+    def at(self, key: str) -> list[Observation]:
+        return [Observation(**o) for o in self.load().get(key, [])]
 
     def observations(self, run: CaseRun, toolchain: str | None, count: int) -> list[Observation]:
         """`count` observations of the case under `toolchain`: the remembered ones first, the
         rest judged now and remembered (a bisect's reruns; verify asks for one)."""
-        found = self.get(run, toolchain)[:count]
+        key = judgement_key(run, toolchain)  # once: it hashes the case, the code and the environment
+        found = self.at(key)[:count]
         while len(found) < count:
             observation = run.observe(toolchain)
-            self.add(run, toolchain, observation)
+            self.add(key, observation)
             found.append(observation)
         return found
 
-    def replace(self, run: CaseRun, toolchain: str | None, observation: Observation) -> None:
+    def replace(self, key: str, observation: Observation) -> None:
         """Forget what was remembered for this key and remember `observation` alone (a judgement
         made again on purpose supersedes the old ones)."""
-        self.update(judgement_key(run, toolchain), lambda kept: [asdict(observation)])
+        self.update(key, lambda kept: [asdict(observation)])
 
-    def add(self, run: CaseRun, toolchain: str | None, observation: Observation) -> None:
-        self.update(judgement_key(run, toolchain), lambda kept: [*kept, asdict(observation)])
+    def add(self, key: str, observation: Observation) -> None:
+        self.update(key, lambda kept: [*kept, asdict(observation)])
 
     def update(self, key: str, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
         """One key's observations rewritten under the memo's lock (other processes write it too)."""

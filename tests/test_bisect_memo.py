@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kregress import toolchains
-from kregress.bisect.judging import CaseRun, Memo, Observation
+from kregress.bisect.judging import CaseRun, Memo, Observation, judgement_key
 
 
 def test_memo_is_keyed_by_the_case_files_and_the_environment(
@@ -21,7 +21,7 @@ def test_memo_is_keyed_by_the_case_files_and_the_environment(
     run = CaseRun(tmp_path / "corpus", "scalar_mask", "numerics", "cpu:interpreter")
     memo = Memo(tmp_path / "memo.json")
     seen = Observation({"numerics[cpu:interpreter]": "ERROR"})
-    memo.add(run, "tilelang==0.1.9", seen)
+    memo.add(judgement_key(run, "tilelang==0.1.9"), seen)
     assert memo.get(run, "tilelang==0.1.9") == [seen]
     assert memo.get(run, "tilelang==0.1.8") == []
     assert memo.get(run, None) == []  # kregress's own environment

@@ -159,7 +159,7 @@ class Verifier:
             self.reused += 1
             self.seen[key] = kept
             return kept.observation()
-        remembered = [] if self.fresh or run.case in self.recheck else self.memo.get(run, toolchain)
+        remembered = [] if self.fresh or run.case in self.recheck else self.memo.at(key)
         if remembered:
             self.reused += 1
             observation = remembered[0]
@@ -167,9 +167,7 @@ class Verifier:
             self.judged += 1
             observation = run.observe(toolchain)
             # a judgement made again replaces the remembered ones: the next verify reads the new one
-            (self.memo.replace if self.fresh or run.case in self.recheck else self.memo.add)(
-                run, toolchain, observation
-            )
+            (self.memo.replace if self.fresh or run.case in self.recheck else self.memo.add)(key, observation)
         entry = LedgerEntry.of(run, toolchain, observation)
         self.seen[key] = entry
         if self.ledger is not None:
