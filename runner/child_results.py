@@ -21,6 +21,10 @@ class CaseError(KregressError):
     even when the worker runs as __main__."""
 
 
+# The versions a child runs with, written before its job: what a child that dies leaves behind.
+TOOLCHAIN_FILE = "toolchain.json"
+
+
 class JobStatus(str, Enum):
     OK = "ok"
     UNSUPPORTED = "unsupported"  # this environment cannot build or run it: SKIP

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.backends import BACKENDS
-from kregress.child_results import ConfigResult, JobStatus
+from kregress.child_results import TOOLCHAIN_FILE, ConfigResult, JobStatus
 from kregress.errors import KregressError
 from kregress.matrix import Target
 from kregress.paths import cache_root
@@ -174,6 +174,15 @@ class JobOutcome:
             returncode,
             seconds,
         )
+
+
+def versions_left(folder: Path) -> dict[str, str]:
+    """The versions a child wrote before its job (none when it died before that)."""
+    try:
+        versions = json.loads((folder / TOOLCHAIN_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return {str(k): str(v) for k, v in versions.items()} if isinstance(versions, dict) else {}
 
 
 def tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
@@ -331,10 +340,11 @@ def run_job(
     result_path = folder / "result.json"
     if returncode is None:
         reason = f"no result after {timeout:g} s; killed"
-        return JobOutcome(JobStatus.TIMEOUT, reason, folder=folder, log_tail=log_tail, seconds=seconds)
+        return JobOutcome(JobStatus.TIMEOUT, reason, toolchain=versions_left(folder), folder=folder,
+                          log_tail=log_tail, seconds=seconds)  # fmt: skip
     if returncode != 0 or not result_path.exists():
         how = describe_exit(returncode) + ("" if returncode != 0 else " without writing a result")
-        return JobOutcome(JobStatus.CRASH, f"child process {how}", folder=folder, log_tail=log_tail,
-                          returncode=returncode, seconds=seconds)  # fmt: skip
+        return JobOutcome(JobStatus.CRASH, f"child process {how}", toolchain=versions_left(folder),
+                          folder=folder, log_tail=log_tail, returncode=returncode, seconds=seconds)  # fmt: skip
     result = json.loads(result_path.read_text())
     return JobOutcome.from_result(result, folder, log_tail, returncode, seconds)

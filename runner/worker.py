@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.adapters import CompilerBroken, HarnessError, MeasurementError, Unsupported
-from kregress.child_results import CaseError, JobStatus
+from kregress.child_results import TOOLCHAIN_FILE, CaseError, JobStatus
 from kregress.frameworks import FRAMEWORKS
 
 
@@ -148,6 +148,9 @@ def main(argv: list[str]) -> int:
     job = json.loads(job_file.read_text())
     out_dir = job_file.parent
     started = time.perf_counter()
+    # Written before the job runs: a child the compiler kills (SIGABRT, SIGSEGV) or that hangs still
+    # says which versions it ran, so a known_bad entry can cover its crash.
+    (out_dir / TOOLCHAIN_FILE).write_text(json.dumps(toolchain_versions(job["framework"])))
     try:
         result = run_job(job, out_dir)
     except Unsupported as exc:

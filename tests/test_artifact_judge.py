@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kregress.adapters import cubin_figures, ptxas_figures
+from kregress.adapters import MeasurementError, cubin_arch, cubin_figures, ptxas_figures
 from kregress.adapters.triton_aot import ocloc_front
 from kregress.child_results import ConfigResult
 from kregress.judge import Outcome, Verdict
@@ -194,3 +194,28 @@ def test_ocloc_front_records_and_stands_in_when_no_ocloc_builds(tmp_path: Path, 
     assert front.chosen.why_not is None and front.chosen.path == str(real)
     subprocess.run([str(front.folder / "ocloc"), *args], cwd=tmp_path, check=True)
     assert (tmp_path / "out.bin").read_bytes() == b"\x7fELF"
+
+
+def elf_header(osabi: int, abi_version: int, flags: int) -> bytes:
+    header = bytearray(64)
+    header[:4], header[7], header[8] = b"\x7fELF", osabi, abi_version
+    header[0x30:0x34] = flags.to_bytes(4, "little")
+    return bytes(header)
+
+
+@pytest.mark.parametrize(
+    ("osabi", "abi_version", "flags", "arch"),
+    [
+        (0x33, 7, 0x5A0D5A, "sm_90"),  # ptxas of CUDA 12.x (Triton 3.6-3.8, sm_90)
+        (0x33, 7, 0x500550, "sm_80"),  # the same ptxas for sm_80 (Triton 3.9 too)
+        (0x41, 8, 0x9005A04, "sm_90"),  # CUDA 13's ptxas, which Triton 3.9 uses for sm_90: was 'sm_4'
+    ],
+)
+def test_cubin_arch_under_both_elf_abis(osabi: int, abi_version: int, flags: int, arch: str) -> None:
+    """The headers are those of real cubins of each Triton release (measured with its ptxas)."""
+    assert cubin_arch(elf_header(osabi, abi_version, flags)) == arch
+
+
+def test_a_cubin_abi_kregress_does_not_know_is_a_measurement_error() -> None:
+    with pytest.raises(MeasurementError, match=r"binary_arch: .*OS/ABI 0x42, ABI version 9"):
+        cubin_arch(elf_header(0x42, 9, 0x5A))

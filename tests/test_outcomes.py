@@ -42,6 +42,18 @@ def test_a_broken_case_is_an_error_not_a_compiler_failure(crashes: CorpusRun) ->
     assert "repro.py has no attribute 'check_missing'" in item["message"]
 
 
+@pytest.mark.parametrize("fresh", [(), ("--no-fork-server",)], ids=["fork-server", "fresh-interpreter"])
+def test_a_crash_under_a_known_bad_release_is_xfail(corpus_runner, fresh: tuple[str, ...]) -> None:
+    """The versions a child ran with survive its death, so the known_bad entry covers the crash."""
+    run = corpus_runner("outcomes/crashes_known_bad", args=("--target", "cpu:interpreter", *fresh))
+    for name, says in (("aborts", "killed by SIGABRT"), ("hangs", "no result after 5 s")):
+        item = run.item(f"crashes_known_bad::{name}[cpu:interpreter]")
+        assert item["outcome"] == "XFAIL", item["message"]
+        assert "known bad (https://github.com/example/kernels/issues/6" in item["message"]
+        assert says in item["message"]
+        assert item["toolchain"]["triton"]
+
+
 def test_timeout_option_overrides_the_manifest(corpus_runner) -> None:
     run = corpus_runner(
         "outcomes/crashes", args=("--target", "cpu:interpreter", "-k", "hang", "--case-timeout", "2")

@@ -140,11 +140,32 @@ def c_string(blob: bytes, start: int) -> str:
     return blob[start : blob.index(b"\0", start)].decode()
 
 
+# Where a cubin's ELF header keeps its arch, by (OS/ABI, ABI version): the first ABI (ptxas up to
+# CUDA 12.x) in the low byte of e_flags, the second (CUDA 13's ptxas, which Triton 3.9 ships for
+# sm_90) in the byte above it.
+CUBIN_ARCH_SHIFT = {(0x33, 7): 0, (0x41, 8): 8}
+
+
+def cubin_arch(cubin: bytes) -> str:
+    """`sm_NN` from the cubin's ELF header; a MeasurementError naming the ABI when it is one kregress
+    does not know (a figure that cannot be read is never the compiler's FAIL)."""
+    osabi, abi_version = cubin[7], cubin[8]
+    shift = CUBIN_ARCH_SHIFT.get((osabi, abi_version))
+    if shift is None:
+        known = ", ".join(f"({a:#x}, {v})" for a, v in CUBIN_ARCH_SHIFT)
+        raise MeasurementError(
+            f"binary_arch: the cubin's ELF OS/ABI {osabi:#x}, ABI version {abi_version} is not one "
+            f"kregress reads (known: {known})"
+        )
+    (flags,) = struct.unpack_from("<I", cubin, 0x30)
+    return f"sm_{(flags >> shift) & 0xFF}"
+
+
 def cubin_figures(cubin: bytes, kernel: str) -> dict[str, Any]:
     """The arch and the register count the CUDA driver will report for `kernel`, read from the cubin
     itself: EIATTR_REGCOUNT in `.nv.info` (sm_90 builds), else the top byte of the `.text.<kernel>`
     section's sh_info (older builds leave REGCOUNT out)."""
-    (flags,) = struct.unpack_from("<I", cubin, 0x30)
+    arch = cubin_arch(cubin)
     sections = elf_sections(cubin)
     registers = None
     if ".nv.info" in sections and ".symtab" in sections and ".strtab" in sections:
@@ -162,7 +183,7 @@ def cubin_figures(cubin: bytes, kernel: str) -> dict[str, Any]:
             position += 4 + length
     if registers is None and f".text.{kernel}" in sections:
         registers = sections[f".text.{kernel}"][2] >> 24 or None
-    return {"arch": f"sm_{flags & 0xFF}", "registers": registers}
+    return {"arch": arch, "registers": registers}
 
 
 def symbol_names(blob: bytes, sections: dict[str, tuple[int, int, int]]) -> dict[int, str]:
