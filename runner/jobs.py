@@ -345,6 +345,7 @@ def run_job(
     if returncode != 0 or not result_path.exists():
         how = describe_exit(returncode) + ("" if returncode != 0 else " without writing a result")
         return JobOutcome(JobStatus.CRASH, f"child process {how}", toolchain=versions_left(folder),
-                          folder=folder, log_tail=log_tail, returncode=returncode, seconds=seconds)  # fmt: skip
+                          folder=folder, log_tail=log_tail, returncode=returncode,
+                          seconds=seconds)  # fmt: skip
     result = json.loads(result_path.read_text())
     return JobOutcome.from_result(result, folder, log_tail, returncode, seconds)
