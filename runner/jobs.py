@@ -39,6 +39,7 @@ class Interpreter:
     python: str = sys.executable
     env: dict[str, str] = field(default_factory=dict)
     toolchain: str | None = None
+    commits: tuple[tuple[str, str], ...] = ()  # (package, commit) of what was built from a commit
 
     @property
     def key(self) -> str:

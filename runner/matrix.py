@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
@@ -36,14 +37,31 @@ class BackendEntry(Strict):
     targets: list[str]
 
 
+def head_of(spec: str) -> tuple[str, str] | None:
+    """(package, ref) of a head toolchain (`triton@main`), None for a release or a requirement."""
+    package, at, ref = spec.partition("@")
+    return (
+        (package.strip(), ref.strip())
+        if at and package.strip() and ref.strip() and "://" not in ref
+        else None
+    )
+
+
 class RunnerEntry(Strict):
     labels: list[str]
     backend: Backend
     hosted: bool = False
     targets: list[str] | None = None
-    toolchain: str | None = Field(
+    toolchains: list[str] = Field(
+        default_factory=list,
+        description="what the runner judges, a nightly job each: `triton` (its newest release, pinned when "
+        "the night starts), `triton==3.6.0`, or `triton@main` (the head of main of [repositories.triton], "
+        "built at a pinned commit); none: the toolchain kregress is installed with",
+    )
+    torch_index: str | None = Field(
         default=None,
-        description="judge under this toolchain (--toolchain); an unpinned one means its newest release",
+        description="the index torch is installed from on this runner (PyTorch's XPU build has its own); "
+        "none: PyPI's",
     )
     shards: int = Field(
         default=1, ge=1, le=64, description="jobs the runner's corpus is split over (--shard)"
@@ -51,19 +69,48 @@ class RunnerEntry(Strict):
 
     @model_validator(mode="after")
     def _one_requirement(self) -> RunnerEntry:
-        if self.toolchain is not None and (not self.toolchain or any(c.isspace() for c in self.toolchain)):
-            raise ValueError(f"toolchain {self.toolchain!r} must be one requirement with no spaces")
+        for spec in self.toolchains:
+            if not spec or any(c.isspace() for c in spec):
+                raise ValueError(f"toolchain {spec!r} must be one requirement with no spaces")
+        if len(set(self.toolchains)) != len(self.toolchains):
+            raise ValueError(f"toolchains {self.toolchains} name one toolchain twice")
         return self
+
+
+class UncompiledPaths(Strict):
+    """Files a build ships as they are: `glob` under `source` in the tree lands under `installed` in
+    the wheel. A commit that changes only these (and unpackaged files) is made from a kept build."""
+
+    source: str = Field(description="a folder of the source tree, e.g. python/triton")
+    installed: str = Field(description="where it lands in the wheel, e.g. triton")
+    glob: str = Field(default="**/*.py", description="which of its files, relative to `source`")
 
 
 class RepositoryEntry(Strict):
     """A compiler's source repository: a bisect that ends between two of its releases goes on over
-    the commits between their tags, each built by `build_cmd`."""
+    the commits between their tags, each built by `build_cmd`; a runner's `PACKAGE@REF` toolchain is
+    its head of REF."""
 
     url: str
     tag_pattern: str = Field(default="v{version}", description="a release's tag, {version} replaced")
     build_cmd: str | None = Field(
         default=None, description="builds a commit: {src} its source tree, {out} where wheels go"
+    )
+    build_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="variables of every build; {shared} is a folder kept across builds (the compiler's "
+        "compile cache, downloaded dependencies)",
+    )
+    uncompiled: list[UncompiledPaths] = Field(
+        default_factory=list,
+        description="files shipped uncompiled: a commit changing only them is not rebuilt",
+    )
+    unpackaged: list[str] = Field(
+        default_factory=list, description="globs of files no build reads (docs, tests, CI)"
+    )
+    pins: list[str] = Field(
+        default_factory=list,
+        description="files that pin a dependency (cmake/llvm-hash.txt): a culprit that moves one is said to",
     )
 
     @model_validator(mode="after")
@@ -93,6 +140,13 @@ class Matrix(Strict):
         for where, target in used:
             if target not in known:
                 raise ValueError(f"{where}: unknown target {target!r}; known: {', '.join(sorted(known))}")
+        for name, runner in self.runners.items():
+            for package, _ in filter(None, map(head_of, runner.toolchains)):
+                if package not in self.repositories:
+                    raise ValueError(
+                        f"runners.{name}: {package}@... is the head of a repository the matrix does not "
+                        f"name: add [repositories.{package}] with its url and build_cmd"
+                    )
         return self
 
     @cached_property
@@ -124,7 +178,9 @@ class Matrix(Strict):
 
 
 def nightly_jobs(matrix: Matrix) -> list[dict[str, Any]]:
-    """One nightly job per runner, shaped for a workflow's `strategy.matrix.include`."""
+    """One nightly job per runner and toolchain (and shard), shaped for a workflow's
+    `strategy.matrix.include`. A head toolchain's job carries `head` (package@ref) instead of a
+    --toolchain: the workflow builds the head first and judges the build."""
     jobs = []
     for name, runner in matrix.runners.items():
         targets = runner.targets or [t.name for t in matrix.targets_for(runner.backend)]
@@ -133,22 +189,33 @@ def nightly_jobs(matrix: Matrix) -> list[dict[str, Any]]:
         args = ["--backend", runner.backend]
         if runner.targets is not None:
             args += [part for target in targets for part in ("--target", target)]
-        if runner.toolchain:
-            args += ["--toolchain", runner.toolchain]
-        for shard in range(1, runner.shards + 1):
-            split = ["--shard", f"{shard}/{runner.shards}"] if runner.shards > 1 else []
-            jobs.append(
-                {
-                    "runner": name,
-                    "job": f"{name}-{shard}of{runner.shards}" if runner.shards > 1 else name,
-                    "labels": runner.labels,
-                    "backend": runner.backend,
-                    "hosted": runner.hosted,
-                    "targets": targets,
-                    "pytest-args": " ".join(args + split),
-                }
-            )
+        for toolchain in runner.toolchains or [None]:
+            head = head_of(toolchain) if toolchain else None
+            judged = args + (["--toolchain", toolchain] if toolchain and not head else [])
+            slug = toolchain_slug(toolchain) if len(runner.toolchains) > 1 and toolchain else ""
+            for shard in range(1, runner.shards + 1):
+                split = ["--shard", f"{shard}/{runner.shards}"] if runner.shards > 1 else []
+                job = "-".join(filter(None, [name, slug]))
+                jobs.append(
+                    {
+                        "runner": name,
+                        "job": f"{job}-{shard}of{runner.shards}" if runner.shards > 1 else job,
+                        "labels": runner.labels,
+                        "backend": runner.backend,
+                        "hosted": runner.hosted,
+                        "targets": targets,
+                        "toolchain": toolchain or "",
+                        "head": toolchain if head else "",
+                        "torch-index": runner.torch_index or "",
+                        "pytest-args": " ".join(judged + split),
+                    }
+                )
     return jobs
+
+
+def toolchain_slug(toolchain: str) -> str:
+    """A toolchain in a job's name (an artifact's name too): `triton@main` → `triton-at-main`."""
+    return re.sub(r"[^A-Za-z0-9._]+", "-", toolchain.replace("@", "-at-")).strip("-")
 
 
 def runner_for(matrix: Matrix, target: str) -> str:
@@ -171,6 +238,6 @@ def load_matrix(path: Path | None = None) -> Matrix:
 
 
 __all__ = [
-    "DEFAULT_MATRIX", "Matrix", "RepositoryEntry", "SchemaError", "Target",
-    "load_matrix", "nightly_jobs", "runner_for",
+    "DEFAULT_MATRIX", "Matrix", "RepositoryEntry", "SchemaError", "Target", "UncompiledPaths",
+    "head_of", "load_matrix", "nightly_jobs", "runner_for",
 ]  # fmt: skip

@@ -46,7 +46,7 @@ from kregress.matrix import Matrix, SchemaError, Target, load_matrix
 from kregress.package_index import CandidateError, newest_release
 from kregress.record import ItemRecord
 from kregress.report import RECORD, ResultsCollector
-from kregress.toolchains import ToolchainError
+from kregress.toolchains import Toolchain, ToolchainError
 
 
 @dataclass
@@ -332,6 +332,7 @@ def explicit_interpreter(config: pytest.Config) -> Interpreter | None:
     if not spec:
         return None
     try:
+        Toolchain.parse(spec)  # a head (triton@main) is named as such, before the index is asked
         if len(spec.split()) == 1:
             pinned = newest_release(spec)
             if pinned != spec:
@@ -566,7 +567,7 @@ class CaseItem(pytest.Item):
             message=verdict.message,
             measured=verdict.measured,
             limit=verdict.limit,
-            toolchain=outcome.toolchain,
+            toolchain={**outcome.toolchain, **{f"{p} commit": c for p, c in interpreter.commits}},
             toolchain_spec=interpreter.toolchain,
             job_seconds=round(outcome.seconds, 3),
             device_wait_s=self.device_wait_s,

@@ -41,6 +41,7 @@ from packaging.specifiers import SpecifierSet
 from kregress.errors import KregressError
 from kregress.frameworks import FRAMEWORKS, Companion, all_companions
 from kregress.jobs import Interpreter, tail
+from kregress.matrix import head_of
 from kregress.paths import cache_root
 
 ENV_FORMAT = 6  # bump when the layout of an environment changes: old ones are rebuilt
@@ -51,6 +52,9 @@ MODULES_TO_REPORT = (*(f.name for f in FRAMEWORKS.values()), "torch", "numpy")
 INSTALL_TIMEOUT = 1800
 INSTALLER_LINES = 25  # of the installer's output shown when it fails
 INDEX_VARIABLE = "KREGRESS_INDEX_URL"
+# Beside a wheel built from a commit (kregress.builds): which package, repository and commit it is,
+# so that every record of a judgement under it names the commit.
+BUILD_RECORD = "kregress-build.json"
 
 
 COMPANIONS: tuple[Companion, ...] = all_companions()  # each framework declares its own
@@ -124,6 +128,13 @@ class Toolchain:
             if os.path.exists(part):
                 requirements.append(str(Path(part).resolve()))
                 continue
+            if head := head_of(part):
+                package, ref = head
+                raise ToolchainError(
+                    f"toolchain {spec!r}: {part!r} names the head of {ref!r} of {package}'s repository, "
+                    f"which is built before it is judged: `kregress build {part}` prints the toolchain "
+                    "to give here"
+                )
             try:
                 requirements.append(str(Requirement(part)))
             except InvalidRequirement as exc:
@@ -170,6 +181,16 @@ class Toolchain:
         if package_index():  # only when set, so the keys of PyPI environments stay as they were
             fingerprint["index"] = package_index()
         return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
+
+    def commits(self) -> dict[str, str]:
+        """The commit each path requirement was built from, by package (kregress.builds says)."""
+        found = {}
+        for path in self.paths():
+            record = path.parent / BUILD_RECORD
+            with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+                built = json.loads(record.read_text())
+                found[str(built["package"])] = str(built["commit"])
+        return found
 
     def names_package(self, package: str) -> bool:
         return any(not os.path.isabs(r) and Requirement(r).name == package for r in self.requirements)
@@ -261,7 +282,9 @@ class Environment:
         env = {k: v.replace("{root}", str(self.root)) for k, v in self.meta.get("env", {}).items()}
         if "LD_LIBRARY_PATH" in env and os.environ.get("LD_LIBRARY_PATH"):
             env["LD_LIBRARY_PATH"] += os.pathsep + os.environ["LD_LIBRARY_PATH"]
-        return Interpreter(str(self.python), env, self.toolchain.name)
+        return Interpreter(
+            str(self.python), env, self.toolchain.name, tuple(self.toolchain.commits().items())
+        )
 
 
 def run_installer(

@@ -240,13 +240,29 @@ def test_bisect_requests_take_the_releases_a_runners_toolchain_pinned() -> None:
 
 def test_a_runner_toolchain_reaches_pytest_and_must_be_one_requirement(tmp_path: Path) -> None:
     text = (REPO / "runner" / "matrix.toml").read_text()
-    (tmp_path / "matrix.toml").write_text(
-        text.replace("hosted = true", 'hosted = true\ntoolchain = "triton"')
-    )
+    newest = text.replace("hosted = true", 'hosted = true\ntoolchains = ["triton"]')
+    (tmp_path / "matrix.toml").write_text(newest)
     (cpu,) = [job for job in nightly_jobs(load_matrix(tmp_path / "matrix.toml")) if job["runner"] == "cpu"]
     assert cpu["pytest-args"] == "--backend cpu --toolchain triton"
-    (tmp_path / "matrix.toml").write_text(text.replace("hosted = true", 'hosted = true\ntoolchain = "a b"'))
+    spaced = text.replace("hosted = true", 'hosted = true\ntoolchains = ["a b"]')
+    (tmp_path / "matrix.toml").write_text(spaced)
     with pytest.raises(SchemaError, match="must be one requirement with no spaces"):
+        load_matrix(tmp_path / "matrix.toml")
+
+
+def test_a_runner_judging_a_release_and_a_head_is_two_jobs(tmp_path: Path) -> None:
+    """The head job carries no --toolchain: the workflow builds the head and judges that build."""
+    text = (REPO / "runner" / "matrix.toml").read_text()
+    both = 'hosted = true\ntoolchains = ["triton", "triton@main"]'
+    (tmp_path / "matrix.toml").write_text(text.replace("hosted = true", both))
+    jobs = [job for job in nightly_jobs(load_matrix(tmp_path / "matrix.toml")) if job["runner"] == "cpu"]
+    assert [(j["job"], j["toolchain"], j["head"], j["pytest-args"]) for j in jobs] == [
+        ("cpu-triton", "triton", "", "--backend cpu --toolchain triton"),
+        ("cpu-triton-at-main", "triton@main", "triton@main", "--backend cpu"),
+    ]
+    unknown = text.replace("hosted = true", 'hosted = true\ntoolchains = ["kcc@main"]')
+    (tmp_path / "matrix.toml").write_text(unknown)
+    with pytest.raises(SchemaError, match=r"add \[repositories\.kcc\]"):
         load_matrix(tmp_path / "matrix.toml")
 
 

@@ -61,7 +61,7 @@ build_cmd = "python -m pip wheel --no-deps -w {{out}} {{src}}"
 labels = ["ubuntu-latest"]
 backend = "cpu"
 hosted = true
-toolchain = "tinycc"
+toolchains = ["tinycc"]
 """
 )
 
