@@ -155,3 +155,21 @@ def test_kregress_build_pins_a_head_and_takes_the_kept_build(kcc, tmp_path: Path
     )
     wrong = subprocess.run([*command[:-2], "nope@main"], env=env, capture_output=True, text=True, check=False)
     assert wrong.returncode == 64 and "[repositories.nope]" in wrong.stderr
+
+
+@pytest.mark.slow
+def test_a_judgement_under_a_built_commit_names_the_commit(kcc, tmp_path: Path) -> None:
+    """The record of every item judged under a build says which commit it was (history, the page and
+    the reports read it from there)."""
+    from conftest import run_corpus
+
+    repo, base, _ = kcc
+    cache = BuildCache(Path(repo.working_dir), recipe(), tmp_path / "cache", name="kcc")
+    spec = cache.build(base)
+    env = {"KREGRESS_CACHE_DIR": str(tmp_path / "kcache")}
+    args = ("--target", "cpu:interpreter", "--toolchain", spec)
+    run = run_corpus(tmp_path / "run", "builds/kcc_factor", args=args, env=env)
+    item = run.item("kcc_factor::numerics[cpu:interpreter]")
+    assert item["outcome"] == "PASS", item["message"]
+    assert item["toolchain"]["kcc commit"] == base
+    assert item["toolchain_spec"] == spec
