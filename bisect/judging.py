@@ -7,8 +7,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -21,7 +19,6 @@ from typing import Any
 
 from filelock import FileLock
 
-from kregress.adapters.triton_aot import ROCM_LLD, llvm_major
 from kregress.bisect.search import PointVerdict
 from kregress.errors import KregressError
 from kregress.judge import Outcome
@@ -233,15 +230,12 @@ class CaseRun:
 
 @functools.cache
 def hip_linker_identity() -> str:
-    """The external ld.lld that AMD compiles of Triton up to 3.4 link with, as
-    kregress.adapters.triton_aot.hip_linker finds it (without setting it): where there is none,
-    those items SKIP, so a judgement on a machine without it says nothing about one with it."""
-    chosen = os.environ.get("TRITON_HIP_LLD_PATH") or (str(ROCM_LLD) if ROCM_LLD.exists() else None)
-    if not chosen:
-        found = sorted(
-            Path("/usr/lib").glob("llvm-*/bin/ld.lld"), key=lambda p: llvm_major(p.parent.parent.name)
-        )
-        chosen = str(found[-1]) if found else shutil.which("ld.lld")
+    """The external ld.lld that AMD compiles of Triton up to 3.4 link with, as the adapter finds it:
+    where there is none, those items SKIP, so a judgement on a machine without it says nothing
+    about one with it."""
+    from kregress.adapters.triton_aot import find_hip_linker
+
+    chosen = find_hip_linker()
     if not chosen:
         return "none"
     try:

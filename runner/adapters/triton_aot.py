@@ -173,6 +173,17 @@ ROCM_LLD = Path("/opt/rocm/llvm/bin/ld.lld")
 LLD_HINT = "install Debian's lld-19 (apt-get install lld-19) or set TRITON_HIP_LLD_PATH to a recent ld.lld"
 
 
+def find_hip_linker() -> str | None:
+    """The ld.lld AMD compiles link with here, changing nothing: TRITON_HIP_LLD_PATH when set, else
+    ROCm's, else the newest LLVM's on this machine (what `hip_linker` sets; the memo keys on it)."""
+    if os.environ.get("TRITON_HIP_LLD_PATH"):
+        return os.environ["TRITON_HIP_LLD_PATH"]
+    if ROCM_LLD.exists():
+        return str(ROCM_LLD)
+    found = sorted(Path("/usr/lib").glob("llvm-*/bin/ld.lld"), key=lambda p: llvm_major(p.parent.parent.name))
+    return str(found[-1]) if found else shutil.which("ld.lld")
+
+
 def hip_linker() -> str | None:
     """For releases that link an AMD code object with an external ld.lld (up to 3.4; later ones link
     in-process and ignore it): ROCm's if installed, else the newest LLVM's ld.lld on this machine.
@@ -180,8 +191,7 @@ def hip_linker() -> str | None:
     ("unknown abi version" from 3.4.0). Set in this child's environment, and reported."""
     if os.environ.get("TRITON_HIP_LLD_PATH") or ROCM_LLD.exists():
         return None
-    found = sorted(Path("/usr/lib").glob("llvm-*/bin/ld.lld"), key=lambda p: llvm_major(p.parent.parent.name))
-    chosen = str(found[-1]) if found else shutil.which("ld.lld")
+    chosen = find_hip_linker()
     if chosen:
         os.environ["TRITON_HIP_LLD_PATH"] = chosen
         NATIVE_VERSIONS["hip_lld"] = chosen
