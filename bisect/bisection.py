@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 
 from rich.console import Console
 
-from kregress.bisect.candidates import BuildFailed, Candidate, CommitBuilder, environment_ready
+from kregress.bisect.candidates import Candidate, environment_ready
 from kregress.bisect.confidence import MAX_RUNS, FlakeEstimate, decide, expected_points, per_point_target
 from kregress.bisect.judging import (
     CaseRun,
@@ -22,6 +22,7 @@ from kregress.bisect.judging import (
     observation_verdict,
 )
 from kregress.bisect.search import PointVerdict, SearchResult, search
+from kregress.builds import BuildCache, BuildFailed
 from kregress.toolchains import Environment, EnvironmentCache, Toolchain, ToolchainError
 
 MAX_EXCERPT = 1500
@@ -90,7 +91,7 @@ class Bisection:
         run: CaseRun,
         regress: str,
         reruns: int,
-        builder: CommitBuilder | None,
+        builder: BuildCache | None,
         memo: Memo,
         console: Console,
         flake: FlakeEstimate | None = None,

@@ -4,13 +4,7 @@ toolchain spec the runner can install."""
 
 from __future__ import annotations
 
-import hashlib
 import re
-import shutil
-import subprocess
-import tarfile
-import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,30 +12,21 @@ from typing import TYPE_CHECKING
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
 
-from kregress.errors import KregressError
 from kregress.package_index import PYPI, CandidateError, released_versions
-from kregress.paths import cache_root
 from kregress.toolchains import (
     META,
-    BuildCancelled,
     EnvironmentCache,
     Toolchain,
     ToolchainError,
     package_index,
-    run_cancellable,
 )
 
-BUILD_TIMEOUT = 4 * 3600
 DEFAULT_TAG_PATTERN = "v{version}"
 DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 PR_NUMBER = (re.compile(r"\(#(\d+)\)\s*$"), re.compile(r"^Merge pull request #(\d+)"))
 
 if TYPE_CHECKING:
     import git  # imported where used: gitpython is slow to import and only git refs need it
-
-
-class BuildFailed(KregressError):
-    """A commit could not be built into a toolchain: that point is a skip, like exit 125."""
 
 
 @dataclass(frozen=True)
@@ -193,72 +178,6 @@ def tag_range(repo: Path, pattern: str, good: str, bad: str, *, first_parent: bo
         low = bases[0]
     commits = commits_between(clone, low.hexsha, high.hexsha, first_parent)
     return TagRange(commits, good_tag, bad_tag, starts_at_good_tag)
-
-
-class CommitBuilder:
-    """Builds a commit into something `--toolchain` installs, once: the source tree itself, or what
-    `--build-cmd` leaves in {out} (e.g. `pip wheel --no-deps -w {out} {src}`). Failures are cached too."""
-
-    def __init__(self, repo: Path, build_cmd: str | None, root: Path | None = None) -> None:
-        self.repo = repo.resolve()
-        self.build_cmd = build_cmd
-        identity = f"{self.repo}|{build_cmd or ''}"
-        self.root = (root or cache_root() / "builds") / hashlib.sha256(identity.encode()).hexdigest()[:12]
-
-    def folder(self, sha: str) -> Path:
-        return self.root / sha
-
-    def built(self, sha: str) -> str | None:
-        marker = self.folder(sha) / "toolchain"
-        return marker.read_text() if marker.exists() else None
-
-    def failed(self, sha: str) -> bool:
-        return (self.folder(sha) / "FAILED").exists()
-
-    def build(self, sha: str, cancel: threading.Event | None = None) -> str:
-        """The commit's toolchain spec, built now if need be; `cancel` stops a build started ahead
-        of need, leaving nothing behind (not even a failure)."""
-        import git
-
-        done = self.built(sha)
-        if done:
-            return done
-        folder = self.folder(sha)
-        failed = folder / "FAILED"
-        if failed.exists():
-            raise BuildFailed(failed.read_text())
-        shutil.rmtree(folder, ignore_errors=True)
-        src, out = folder / "src", folder / "out"
-        src.mkdir(parents=True)
-        out.mkdir()
-        with tempfile.TemporaryFile() as archive:
-            git.Repo(self.repo).archive(archive, treeish=sha, format="tar")
-            archive.seek(0)
-            with tarfile.open(fileobj=archive) as tar:
-                tar.extractall(src, filter="data")
-        if self.build_cmd is None:
-            spec = str(src)
-        else:
-            command = self.build_cmd.format(src=src, out=out)
-            try:
-                status, output = run_cancellable(
-                    command, timeout=BUILD_TIMEOUT, cancel=cancel, shell=True, cwd=src
-                )
-            except BuildCancelled:  # as if never started
-                shutil.rmtree(folder, ignore_errors=True)
-                raise
-            except subprocess.TimeoutExpired:
-                status, output = 124, f"the build ran past {BUILD_TIMEOUT} s"
-            products = sorted(p for p in out.iterdir() if p.is_file())
-            if status != 0 or not products:
-                log = f"$ {command}\n(exit {status})\n{output[-3000:]}"
-                if status == 0:
-                    log += f"\nthe build command left nothing in {out}"
-                failed.write_text(log)
-                raise BuildFailed(log)
-            spec = " ".join(str(p) for p in products)
-        (folder / "toolchain").write_text(spec)
-        return spec
 
 
 def environment_ready(spec: str) -> bool:

@@ -40,7 +40,6 @@ from kregress.bisect.candidates import (
     DEFAULT_TAG_PATTERN,
     Candidate,
     CandidateError,
-    CommitBuilder,
     commit_candidates,
     parse_version_ref,
     release_candidates,
@@ -60,6 +59,7 @@ from kregress.bisect.confidence import (
 from kregress.bisect.dependencies import boundary_context
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
 from kregress.bisect.search import PointVerdict, one_point, plain_bound
+from kregress.builds import BuildCache, BuildRecipe
 from kregress.devices import device_arch
 from kregress.errors import ExitCode
 from kregress.frameworks import FRAMEWORKS
@@ -102,7 +102,7 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
                 console.print("kregress bisect: git refs need --repo PATH (a local clone of the compiler)")
                 return ExitCode.USAGE
             candidates = commit_candidates(args.repo, args.good, args.bad, first_parent=not args.all_parents)
-            builder = CommitBuilder(args.repo, args.build_cmd)
+            builder = commit_builder(args)
     except CandidateError as exc:
         console.print(f"kregress bisect: {exc}")
         return ExitCode.USAGE
@@ -221,6 +221,16 @@ def pass_trace_at_culprit(level: Level, run: CaseRun, console: Console) -> list[
     return pass_section(level.last_good.label, level.culprit.label, before, after)
 
 
+def commit_builder(args: argparse.Namespace) -> BuildCache:
+    """The build cache of --repo: the matrix's recipe for the package the releases name (which
+    files are shipped uncompiled, the build's variables), --build-cmd its command."""
+    ref = parse_version_ref(args.good) or parse_version_ref(args.bad)
+    entry = load_matrix(args.matrix).repositories.get(ref.package) if ref else None
+    return BuildCache(
+        args.repo, BuildRecipe.of(entry, args.build_cmd) if entry else BuildRecipe(args.build_cmd)
+    )
+
+
 def check_tags(args: argparse.Namespace, candidates: list[Candidate], console: Console) -> None:
     """Both ends must have their tags before hours go into the releases; a missing tag between
     them matters only if the search ends next to it, so it is said now and checked then."""
@@ -310,7 +320,7 @@ def compile_first_target(args: argparse.Namespace, console: Console) -> str | No
 
 
 def bisection_of(
-    args: argparse.Namespace, run: CaseRun, builder: CommitBuilder | None, memo: Memo, console: Console,
+    args: argparse.Namespace, run: CaseRun, builder: BuildCache | None, memo: Memo, console: Console,
     flake: FlakeEstimate | None,
 ) -> Bisection:  # fmt: skip
     """A level's bisection, judged as the command line asks."""
@@ -327,7 +337,7 @@ def commit_level(
     releases' verdicts for the tags themselves."""
     assert releases.last_good is not None and releases.culprit is not None
     good, bad = releases.last_good, releases.culprit
-    builder = CommitBuilder(args.repo, args.build_cmd)
+    builder = commit_builder(args)
     bisection = bisection_of(args, run, builder, memo, console, releases.bisection.flake)
     older, newer = parse_version_ref(good.label), parse_version_ref(bad.label)
     if older and newer and older.version > newer.version:

@@ -15,12 +15,12 @@ from rich.console import Console
 from kregress.bisect.bisection import Bisection, Speculator
 from kregress.bisect.candidates import (
     CandidateError,
-    CommitBuilder,
     commit_candidates,
     release_candidates,
     tag_range,
 )
 from kregress.bisect.judging import CaseRun, Memo
+from kregress.builds import BuildCache
 from kregress.package_index import newest_release
 
 HISTORY = [
@@ -137,7 +137,7 @@ def test_tags_on_release_branches_start_at_their_merge_base(tmp_path: Path) -> N
 def test_a_build_no_longer_needed_is_cancelled_and_leaves_nothing(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))
     repo, shas = make_compiler_repo(tmp_path / "tinycc", [Step("One", GOOD), Step("Two", GOOD)])
-    builder = CommitBuilder(Path(repo.working_dir), "sleep 60 && cp -r {src} {out}/never")
+    builder = BuildCache(Path(repo.working_dir), "sleep 60 && cp -r {src} {out}/never")
     one, two = commit_candidates(Path(repo.working_dir), shas[0], shas[1])
     run = CaseRun(tmp_path, "none", None, None)
     bisection = Bisection(run, "fail", 1, builder, Memo(tmp_path / "memo.json"), Console(quiet=True))
