@@ -36,6 +36,31 @@ def key_of(item: dict[str, Any]) -> Key:
     return item["case"], item["expectation"], item["target"]
 
 
+COMMIT_SUFFIX = " commit"  # the key of a built package's commit among an item's versions
+
+
+def built_commits(item: dict[str, Any]) -> dict[str, str]:
+    """Package -> the commit its build was made from, for an item judged under a built commit."""
+    versions = item.get("toolchain") or {}
+    return {k.removesuffix(COMMIT_SUFFIX): v for k, v in versions.items() if k.endswith(COMMIT_SUFFIX)}
+
+
+def line_of(item: dict[str, Any]) -> str:
+    """Which toolchain line an item was judged on, so that a runner judging a release and a head
+    compares each with its own past: "" (kregress's own toolchain), a package's releases
+    ("triton", whichever is newest), or a package's commits ("triton@", a branch's head)."""
+    commits = built_commits(item)
+    if commits:
+        return f"{min(commits)}@"
+    spec = item.get("toolchain_spec")
+    return package_of(spec, spec) if spec else ""
+
+
+def identity(item: dict[str, Any]) -> tuple[str, str, str, str]:
+    """An item across runs: its key on its toolchain line."""
+    return (line_of(item), *key_of(item))
+
+
 def report_name(case: str, target: str) -> str:
     """File name of a bisect report: artifact names and paths may not hold ':'."""
     return f"{case}.{target.replace(':', '-')}.md"
@@ -70,10 +95,10 @@ def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
     """One run from the documents of its jobs. An item judged more than once (a rerun, or a
     compile target two runners share) keeps every outcome in `attempts`; its `outcome` is the
     worst, so a failure is never hidden by a later pass."""
-    by_key: dict[Key, list[dict[str, Any]]] = defaultdict(list)
+    by_key: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
     for document in documents:
         for item in document["items"]:
-            by_key[key_of(item)].append(item)
+            by_key[identity(item)].append(item)
     items = []
     for records in by_key.values():
         worst = min(records, key=lambda r: severity(r["outcome"]))
@@ -128,13 +153,15 @@ class Change:
     was: str | None  # None: the item did not exist in the previous runs
     item: dict[str, Any]
     reason: str = ""
+    earlier: dict[str, Any] | None = None  # the item in the newest previous run (what `was` was)
 
     def as_dict(self) -> dict[str, Any]:
         case, expectation, target = self.key
         return {"case": case, "expectation": expectation, "target": target, "now": self.now,
                 "was": self.was, "reason": self.reason, "message": self.item.get("message", ""),
                 "failure_kind": self.item.get("failure_kind"), "upstream": self.item.get("upstream"),
-                "toolchain": self.item.get("toolchain") or {}}  # fmt: skip
+                "toolchain": self.item.get("toolchain") or {}, "line": line_of(self.item),
+                "was_toolchain": (self.earlier or {}).get("toolchain") or {}}  # fmt: skip
 
 
 @dataclass
@@ -178,14 +205,16 @@ def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int
     between the two at least twice over the window, or when a perf item is UNSTABLE (its timing
     interval straddles the floor or is too wide): it is reported, never bisected."""
     earlier = sorted(previous, key=lambda d: d.get("started") or 0)[-window:] if window else []
-    history: dict[Key, list[str]] = defaultdict(list)
+    history: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    newest: dict[tuple[str, ...], dict[str, Any]] = {}
     for document in earlier:
         for item in document["items"]:
-            history[key_of(item)].append(item["outcome"])
+            history[identity(item)].append(item["outcome"])
+            newest[identity(item)] = item
     changes = Changes(compared_with=len(earlier))
-    for item in sorted(current["items"], key=key_of):
+    for item in sorted(current["items"], key=identity):
         key, now = key_of(item), item["outcome"]
-        past = history.get(key, [])
+        past = history.get(identity(item), [])
         was = past[-1] if past else None
         attempts = item.get("attempts") or [now]
         if Outcome.FAIL in attempts and any(a in HELD for a in attempts):
@@ -208,9 +237,9 @@ def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int
             if was == Outcome.FAIL:
                 changes.still_failing += 1
             else:
-                changes.new_fail.append(Change(key, now, was, item))
+                changes.new_fail.append(Change(key, now, was, item, earlier=newest.get(identity(item))))
         elif now == Outcome.PASS and was == Outcome.FAIL:
-            changes.fixed.append(Change(key, now, was, item))
+            changes.fixed.append(Change(key, now, was, item, earlier=newest.get(identity(item))))
         elif now == Outcome.XPASS and was != Outcome.XPASS:
             changes.new_xpass.append(Change(key, now, was, item))
         elif now == Outcome.ERROR and was != Outcome.ERROR:
@@ -236,24 +265,36 @@ def bisect_requests(
 
     `packages` maps a target to the package that builds it (triton-xpu for xpu targets);
     `repositories` a package to its source repository, which makes the bisect go on from the
-    releases to the commits between them ("" when the matrix names none: releases only). Left
-    out: a new FAIL whose toolchain did not change (the corpus did), and one judged with a local
-    build (`--toolchain PATH`), whose range is commits, not releases."""
-    last_held: dict[Key, dict[str, Any]] = {}
+    releases to the commits between them ("" when the matrix names none: releases only). On a
+    head's line the range is the commits from the build where it last held to tonight's
+    (`package@sha`, commits only), when the matrix names the repository. Left out: a new FAIL
+    whose toolchain did not change (the corpus did), and one judged with a local build
+    (`--toolchain PATH`) that says no commit."""
+    last_held: dict[tuple[str, ...], dict[str, Any]] = {}
     for document in sorted(previous, key=lambda d: d.get("started") or 0):
         for item in document["items"]:
             if item["outcome"] in HELD:
-                last_held[key_of(item)] = item
+                last_held[identity(item)] = item
     requests = []
     for change in changes.new_fail:
         case, expectation, target = change.key
+        line = line_of(change.item)
+        held = last_held.get((line, *change.key), {})
+        if line.endswith("@"):  # a head: the commits between two builds
+            package = line.removesuffix("@")
+            good, bad = built_commits(held).get(package), built_commits(change.item).get(package)
+            repository = (repositories or {}).get(package, "")
+            if good and bad and good != bad and repository:
+                requests.append({"case": case, "expectation": expectation, "target": target,
+                                 "good": f"{package}@{good}", "bad": f"{package}@{bad}",
+                                 "repository": repository, "report": report_name(case, target)})  # fmt: skip
+            continue
         spec = change.item.get("toolchain_spec")
         if spec and (len(spec.split()) != 1 or pinned_version(spec) is None):
             continue  # a local build, or several packages: its range is commits, not releases
         # the package judged: the one --toolchain named, else the framework (its key in `toolchain`)
         framework = change.item.get("framework") or DEFAULT  # records before frameworks were stored
         package = package_of(spec, "") if spec else packages.get(target, framework)
-        held = last_held.get(change.key, {})
         if bool(spec) != bool(held.get("toolchain_spec")):
             continue  # one side judged a named toolchain, the other the default: not one package's range
         good = judged_version(held, package, framework)
@@ -316,7 +357,8 @@ def render_changes(changes: Changes) -> str:
             detail = change.reason or first_line(change.item.get("message", ""))
             case, expectation, target = change.key
             was = change.was or "new"
-            lines.append(f"| `{case}` | `{expectation}` | `{target}` | {was} | {cell(detail)} |")
+            built = "".join(f" · {p}@{c[:12]}" for p, c in sorted(built_commits(change.item).items()))
+            lines.append(f"| `{case}` | `{expectation}` | `{target}`{built} | {was} | {cell(detail)} |")
         lines.append("")
     if not any(entries for *_, entries in changes.sections()):
         lines += ["Nothing changed.", ""]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kregress.cli import main
-from kregress.results import compare, flip_count, key_of, load_results, merge
+from kregress.results import bisect_requests, compare, flip_count, key_of, load_results, merge, render_changes
 
 RESULTS = Path(__file__).parent / "results"
 TONIGHT = [RESULTS / n for n in ("tonight-cpu.json", "tonight-cuda-h100.json", "tonight-cpu.rerun.json")]
@@ -73,7 +73,7 @@ def test_bisect_requests_span_last_held_to_now_with_the_targets_package(changes)
             "target": "xpu:pvc",
             "good": "triton-xpu==3.3.0b1",
             "bad": "triton-xpu==3.4.0",
-            "repository": "",  # the matrix names no repository for triton-xpu: releases only
+            "repository": "https://github.com/intel/intel-xpu-backend-for-triton.git",  # then its commits
             "report": "native_binary_flags.xpu-pvc.md",
         },
         {
@@ -206,3 +206,54 @@ def test_unstable_perf_is_reported_like_flaky_never_as_a_new_fail(tmp_path: Path
     code = main(["compare", str(tmp_path / "tonight.json"), "--previous", str(RESULTS / "night-2.json")])
     assert code == 0
     assert "Flaky or UNSTABLE (reported, not bisected): 1" in capsys.readouterr().out
+
+
+def head_item(outcome: str, commit: str, **more) -> dict:
+    return {"case": "c", "expectation": "e", "target": "cuda:sm_90", "outcome": outcome,
+            "toolchain_spec": f"/cache/builds/triton/{commit}/out/triton-3.7.0-cp311.whl",
+            "toolchain": {"triton": "3.7.0", "triton commit": commit}, **more}  # fmt: skip
+
+
+def release_item(outcome: str, version: str) -> dict:
+    return {"case": "c", "expectation": "e", "target": "cuda:sm_90", "outcome": outcome,
+            "toolchain_spec": f"triton=={version}", "toolchain": {"triton": version}}  # fmt: skip
+
+
+def test_a_release_and_a_head_on_one_target_are_two_lines_not_two_attempts() -> None:
+    """A runner judging the newest release and main: each compares with its own past, so a FAIL on
+    main beside a PASS on the release is a new FAIL of main, not a flaky item."""
+    last_night = merge([{"items": [release_item("PASS", "3.6.0")]}, {"items": [head_item("PASS", "a" * 40)]}])
+    tonight = merge([{"items": [release_item("PASS", "3.6.0")]}, {"items": [head_item("FAIL", "b" * 40)]}])
+    assert all("attempts" not in item for item in tonight["items"])
+    changes = compare(tonight, [last_night])
+    assert not changes.flaky
+    (new,) = changes.new_fail
+    assert new.item["toolchain"]["triton commit"] == "b" * 40
+    assert new.as_dict()["line"] == "triton@"
+    assert f"`cuda:sm_90` · triton@{'b' * 12}" in render_changes(changes)
+
+
+def test_a_new_fail_on_a_head_bisects_the_commits_between_the_two_nights_builds() -> None:
+    tonight = merge([{"items": [head_item("FAIL", "b" * 40)]}])
+    nights = [
+        merge([{"items": [head_item("PASS", "9" * 40)]}]),
+        merge([{"items": [head_item("PASS", "a" * 40)]}]),
+    ]
+    nights[1]["started"] = 2
+    changes = compare(tonight, nights)
+    (request,) = bisect_requests(changes, nights, {}, {"triton": "https://x/triton.git"})
+    assert (request["good"], request["bad"], request["repository"]) == (
+        f"triton@{'a' * 40}", f"triton@{'b' * 40}", "https://x/triton.git",
+    )  # fmt: skip
+    # Without the repository there is nothing to build the commits from.
+    assert bisect_requests(changes, nights, {}, {}) == []
+
+
+def test_a_head_that_passes_again_is_fixed_between_the_two_builds() -> None:
+    """The commits that fixed it: from the last build where it failed to tonight's."""
+    changes = compare(
+        merge([{"items": [head_item("PASS", "c" * 40)]}]), [merge([{"items": [head_item("FAIL", "b" * 40)]}])]
+    )
+    (fixed,) = changes.fixed
+    assert fixed.as_dict()["was_toolchain"]["triton commit"] == "b" * 40
+    assert fixed.as_dict()["toolchain"]["triton commit"] == "c" * 40
