@@ -113,25 +113,34 @@ def test_untrusted_pr_code_never_meets_a_write_token() -> None:
 
 
 def test_nightly_jobs_come_from_the_matrix_file() -> None:
-    jobs = {job["runner"]: job for job in nightly_jobs(load_matrix())}
-    assert set(jobs) == {"cpu", "cuda-h100", "hip-mi300", "xpu-pvc", "xpu-a770"}
-    cpu = jobs["cpu"]
-    assert cpu["labels"] == ["ubuntu-latest"] and cpu["hosted"] and cpu["pytest-args"] == "--backend cpu"
+    """The shipped matrix judges what changes: the hosted runner the newest releases, each GPU runner
+    the newest release and its compiler's main (Intel's runners Intel's repository, with PyTorch's
+    XPU build of torch)."""
+    jobs = {job["job"]: job for job in nightly_jobs(load_matrix())}
+    assert set(jobs) == {
+        "cpu-triton", "cpu-tilelang", "cuda-h100-triton", "cuda-h100-triton-at-main", "hip-mi300-triton",
+        "hip-mi300-triton-at-main", "xpu-pvc", "xpu-a770",
+    }  # fmt: skip
+    cpu = jobs["cpu-triton"]
+    assert cpu["labels"] == ["ubuntu-latest"] and cpu["hosted"]
+    assert cpu["pytest-args"] == "--backend cpu --toolchain triton" and not cpu["head"]
     compile_targets = {"cuda:sm_80", "cuda:sm_90", "hip:gfx942", "xpu:pvc", "xpu:dg2"}
     assert set(cpu["targets"]) == {"cpu:interpreter", *compile_targets}
     expected = {
-        "cuda-h100": ("cuda", ["cuda:device", "cuda:sm_90"]),
-        "hip-mi300": ("hip", ["hip:device", "hip:gfx942"]),
-        "xpu-pvc": ("xpu", ["xpu:device", "xpu:pvc"]),
-        "xpu-a770": ("xpu", ["xpu:device", "xpu:dg2"]),
+        "cuda-h100": ("cuda", ["cuda:device", "cuda:sm_90"], "triton@main"),
+        "hip-mi300": ("hip", ["hip:device", "hip:gfx942"], "triton@main"),
+        "xpu-pvc": ("xpu", ["xpu:device", "xpu:pvc"], "triton-xpu@main"),
+        "xpu-a770": ("xpu", ["xpu:device", "xpu:dg2"], "triton-xpu@main"),
     }
-    for runner, (backend, targets) in expected.items():
-        job = jobs[runner]
+    for runner, (backend, targets, head) in expected.items():
+        (job,) = [j for j in jobs.values() if j["runner"] == runner and j["head"]]
         assert job["labels"] == ["self-hosted", runner] and not job["hosted"]
-        assert job["backend"] == backend and job["targets"] == targets
+        assert job["backend"] == backend and job["targets"] == targets and job["head"] == head
         # The runner's backend reaches pytest: a device target judged on the cpu backend gets no
-        # worker per device and no device in its results.
+        # worker per device and no device in its results. The head's build is added by the workflow.
         assert job["pytest-args"] == f"--backend {backend} " + " ".join(f"--target {t}" for t in targets)
+    assert jobs["xpu-pvc"]["torch-index"] == "https://download.pytorch.org/whl/xpu"
+    assert jobs["cuda-h100-triton"]["pytest-args"].endswith("--toolchain triton")
 
 
 def test_bisects_run_where_the_target_is() -> None:
@@ -240,11 +249,12 @@ def test_bisect_requests_take_the_releases_a_runners_toolchain_pinned() -> None:
 
 def test_a_runner_toolchain_reaches_pytest_and_must_be_one_requirement(tmp_path: Path) -> None:
     text = (REPO / "runner" / "matrix.toml").read_text()
-    newest = text.replace("hosted = true", 'hosted = true\ntoolchains = ["triton"]')
+    shipped = 'toolchains = ["triton", "tilelang"]'
+    newest = text.replace(shipped, 'toolchains = ["triton"]')
     (tmp_path / "matrix.toml").write_text(newest)
     (cpu,) = [job for job in nightly_jobs(load_matrix(tmp_path / "matrix.toml")) if job["runner"] == "cpu"]
     assert cpu["pytest-args"] == "--backend cpu --toolchain triton"
-    spaced = text.replace("hosted = true", 'hosted = true\ntoolchains = ["a b"]')
+    spaced = text.replace(shipped, 'toolchains = ["a b"]')
     (tmp_path / "matrix.toml").write_text(spaced)
     with pytest.raises(SchemaError, match="must be one requirement with no spaces"):
         load_matrix(tmp_path / "matrix.toml")
@@ -253,14 +263,14 @@ def test_a_runner_toolchain_reaches_pytest_and_must_be_one_requirement(tmp_path:
 def test_a_runner_judging_a_release_and_a_head_is_two_jobs(tmp_path: Path) -> None:
     """The head job carries no --toolchain: the workflow builds the head and judges that build."""
     text = (REPO / "runner" / "matrix.toml").read_text()
-    both = 'hosted = true\ntoolchains = ["triton", "triton@main"]'
-    (tmp_path / "matrix.toml").write_text(text.replace("hosted = true", both))
+    shipped = 'toolchains = ["triton", "tilelang"]'
+    (tmp_path / "matrix.toml").write_text(text.replace(shipped, 'toolchains = ["triton", "triton@main"]'))
     jobs = [job for job in nightly_jobs(load_matrix(tmp_path / "matrix.toml")) if job["runner"] == "cpu"]
     assert [(j["job"], j["toolchain"], j["head"], j["pytest-args"]) for j in jobs] == [
         ("cpu-triton", "triton", "", "--backend cpu --toolchain triton"),
         ("cpu-triton-at-main", "triton@main", "triton@main", "--backend cpu"),
     ]
-    unknown = text.replace("hosted = true", 'hosted = true\ntoolchains = ["kcc@main"]')
+    unknown = text.replace(shipped, 'toolchains = ["kcc@main"]')
     (tmp_path / "matrix.toml").write_text(unknown)
     with pytest.raises(SchemaError, match=r"add \[repositories\.kcc\]"):
         load_matrix(tmp_path / "matrix.toml")
