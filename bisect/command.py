@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import os
 from pathlib import Path
 
 from rich.console import Console
 
-from kregress.bisect.bisect_report import markdown, pass_section, points_table
+from kregress.bisect.bisect_report import markdown, pass_section, points_table, suspect_items
 from kregress.bisect.bisection import (
     Bisection,
     Level,
@@ -56,7 +57,7 @@ from kregress.bisect.confidence import (
     FlakeEstimate,
     combined,
 )
-from kregress.bisect.dependencies import boundary_context
+from kregress.bisect.dependencies import boundary_context, dependency_bumps
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
 from kregress.bisect.search import PointVerdict, one_point, plain_bound
 from kregress.builds import BuildCache, BuildRecipe
@@ -67,7 +68,7 @@ from kregress.history import default_path as history_path
 from kregress.history import flake_history
 from kregress.kinds.traced import PassTraced
 from kregress.manifest import load_case
-from kregress.matrix import load_matrix
+from kregress.matrix import head_of, load_matrix
 from kregress.toolchains import INDEX_VARIABLE
 
 # Parsing and the order of the steps only: candidates.py lists them, bisection.py judges and
@@ -101,7 +102,8 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
             if args.repo is None:
                 console.print("kregress bisect: git refs need --repo PATH (a local clone of the compiler)")
                 return ExitCode.USAGE
-            candidates = commit_candidates(args.repo, args.good, args.bad, first_parent=not args.all_parents)
+            good, bad = (git_ref(end) for end in (args.good, args.bad))
+            candidates = commit_candidates(args.repo, good, bad, first_parent=not args.all_parents)
             builder = commit_builder(args)
     except CandidateError as exc:
         console.print(f"kregress bisect: {exc}")
@@ -154,6 +156,8 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
     print(text)
     if args.markdown:
         args.markdown.write_text(text + "\n")
+    if args.culprit_json:
+        args.culprit_json.write_text(json.dumps(culprit_record(args, levels[-1]), indent=1) + "\n")
     return ExitCode.OK if levels[-1].exact else ExitCode.NOT_FOUND
 
 
@@ -221,14 +225,50 @@ def pass_trace_at_culprit(level: Level, run: CaseRun, console: Console) -> list[
     return pass_section(level.last_good.label, level.culprit.label, before, after)
 
 
+def git_ref(end: str) -> str:
+    """A git ref of --good/--bad: `triton@<sha>` (a head's build, as the nightly names it) is <sha>."""
+    head = head_of(end)
+    return head[1] if head else end
+
+
+def package_named(args: argparse.Namespace) -> str | None:
+    """The package the ends name: their releases' (triton==3.6.0) or their heads' (triton@<sha>)."""
+    for end in (args.good, args.bad):
+        ref, head = parse_version_ref(end), head_of(end)
+        if ref is not None:
+            return ref.package
+        if head is not None:
+            return head[0]
+    return None
+
+
 def commit_builder(args: argparse.Namespace) -> BuildCache:
-    """The build cache of --repo: the matrix's recipe for the package the releases name (which
-    files are shipped uncompiled, the build's variables), --build-cmd its command."""
-    ref = parse_version_ref(args.good) or parse_version_ref(args.bad)
-    entry = load_matrix(args.matrix).repositories.get(ref.package) if ref else None
-    return BuildCache(
-        args.repo, BuildRecipe.of(entry, args.build_cmd) if entry else BuildRecipe(args.build_cmd)
-    )
+    """The build cache of --repo: the matrix's recipe for the package the ends name (which files are
+    shipped uncompiled, the build's variables, the pinned files), --build-cmd its command."""
+    package = package_named(args)
+    entry = load_matrix(args.matrix).repositories.get(package) if package else None
+    return BuildCache(args.repo, BuildRecipe.of(entry, args.build_cmd), name=package)
+
+
+def culprit_record(args: argparse.Namespace, level: Level) -> dict[str, object]:
+    """What a bot needs to tell the culprit's PR: the culprit commit and its PR, only when the
+    search found exactly one commit that is no suspect (a range, a release or a suspect: none)."""
+    record: dict[str, object] = {"case": args.case, "expectation": args.expectation, "target": args.target,
+                                 "good": args.good, "bad": args.bad, "culprit": None}  # fmt: skip
+    culprit = level.culprit
+    if not level.exact or culprit is None or culprit.commit is None or level.problems:
+        record["why_none"] = "; ".join(level.problems) or "no single culprit commit"
+        return record
+    suspect = suspect_items(level, args.regress)
+    if suspect:
+        record["why_none"] = f"a suspect: {', '.join(suspect)} generate the same code on both sides"
+        return record
+    builder = level.bisection.builder
+    record["culprit"] = {
+        "commit": culprit.commit, "subject": culprit.subject, "pr": culprit.pr,
+        "pins_moved": dependency_bumps(builder.repo, culprit.commit, builder.recipe.pins) if builder else [],
+    }  # fmt: skip
+    return record
 
 
 def check_tags(args: argparse.Namespace, candidates: list[Candidate], console: Console) -> None:
@@ -454,4 +494,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     )  # fmt: skip
     bisect.add_argument("--case-timeout", type=float, help="seconds per child process (default: the case's)")
     bisect.add_argument("--markdown", type=Path, help="also write the report here (for a GitHub comment)")
+    bisect.add_argument(
+        "--culprit-json",
+        type=Path,
+        help="also write the culprit commit and its PR here (null when there is no single culprit commit)",
+    )
     bisect.set_defaults(run=command_bisect)

@@ -31,8 +31,10 @@ def short(text: str) -> str:
     return text[:12] if re.fullmatch(r"[0-9a-f]{40}", text) else text[:120]
 
 
-def dependency_bumps(repo: Path, commit: str) -> list[str]:
-    """Each pinned dependency the commit changes against its first parent, with both versions."""
+def dependency_bumps(repo: Path, commit: str, pins: tuple[str, ...] = ()) -> list[str]:
+    """Each pinned dependency the commit changes against its first parent, with both versions;
+    `pins` adds files the matrix declares for the repository."""
+    pinned = {**PINNED_FILES, **{path: path for path in pins if path not in PINNED_FILES}}
     import git
 
     found = git.Repo(repo).commit(commit)
@@ -46,10 +48,10 @@ def dependency_bumps(repo: Path, commit: str) -> list[str]:
             before = change.a_blob.hexsha if change.a_blob else "none"
             after = change.b_blob.hexsha if change.b_blob else "none"
             bumps.append(f"submodule {path}: {short(before)} → {short(after)}")
-        elif path in PINNED_FILES:
+        elif path in pinned:
             before = change.a_blob.data_stream.read().decode(errors="replace") if change.a_blob else "none"
             after = change.b_blob.data_stream.read().decode(errors="replace") if change.b_blob else "none"
-            bumps.append(f"{PINNED_FILES[path]} ({path}): {short(before)} → {short(after)}")
+            bumps.append(f"{pinned[path]} ({path}): {short(before)} → {short(after)}")
     return bumps
 
 
@@ -96,7 +98,7 @@ def boundary_context(level: Level, framework: str, tag_pattern: str = "v{version
     lines: list[str] = []
     builder = level.bisection.builder
     if bad.commit is not None and builder is not None:
-        bumps = dependency_bumps(builder.repo, bad.commit)
+        bumps = dependency_bumps(builder.repo, bad.commit, builder.recipe.pins)
         if bumps:
             lines += ["", "The culprit bumps a pinned dependency; look there as well as at its diff:"]
             lines += [f"- {bump}" for bump in bumps]

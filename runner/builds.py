@@ -60,6 +60,7 @@ class BuildRecipe:
     uncompiled: tuple[UncompiledPaths, ...] = ()
     unpackaged: tuple[str, ...] = ()
     env: dict[str, str] = field(default_factory=dict)
+    pins: tuple[str, ...] = ()  # files that pin a dependency: a culprit moving one says so
 
     @classmethod
     def of(cls, entry: RepositoryEntry | None, build_cmd: str | None = None) -> BuildRecipe:
@@ -68,7 +69,7 @@ class BuildRecipe:
         if entry is None:
             return cls(build_cmd)
         return cls(build_cmd or entry.build_cmd, tuple(entry.uncompiled), tuple(entry.unpackaged),
-                   dict(entry.build_env))  # fmt: skip
+                   dict(entry.build_env), tuple(entry.pins))  # fmt: skip
 
     def uncompiled_destination(self, path: str) -> str | None:
         """Where a file of the tree lands in the wheel, when it is shipped uncompiled."""

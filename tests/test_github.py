@@ -218,3 +218,31 @@ def test_history_fetch_takes_the_newest_earlier_run_that_left_it(tmp_path: Path,
         github.routes = [r for r in github.routes if "workflows" not in r[1].pattern]
         assert main(command) == 3
         assert "GitHub says owner/missing-workflow nightly.yml does not exist" in capsys.readouterr().err
+
+
+def test_the_culprit_is_told_once_on_its_pull_request_upstream(tmp_path: Path, capsys) -> None:
+    """One comment on the culprit's PR in the compiler's repository, edited (not repeated) by the
+    next night; nothing for a bisect that found a range or a suspect."""
+    from fake_github import serving
+
+    culprit = {"commit": "c" * 40, "subject": "Factor 3 (#7)", "pr": 7,
+               "pins_moved": ["LLVM (deps/pin.txt): llvm-1 → llvm-2"]}  # fmt: skip
+    found = {"case": "tiny", "expectation": "numerics", "target": "cpu:interpreter",
+             "good": "kcc@" + "a" * 40, "bad": "kcc@" + "b" * 40, "culprit": culprit}  # fmt: skip
+    (tmp_path / "culprit.json").write_text(json.dumps(found))
+    (tmp_path / "report.md").write_text("First bad: **c" + "c" * 11 + "**\n")
+    with serving() as github:
+        files = [str(tmp_path / "culprit.json"), "--report", str(tmp_path / "report.md")]
+        upstream = ["--repository", "https://github.com/example/kcc.git"]
+        command = ["comment", "culprit", *files, *upstream, "--token", TOKEN, "--api-url", github.url]
+        assert main(command) == 0
+        assert main(command) == 0  # the next night: the same comment, edited
+        (comment,) = github.comments_on("example/kcc", 7)
+        assert comment["body"].startswith(marker(7, "culprit:tiny:cpu:interpreter"))
+        assert "this pull request changed `tiny` / `numerics` on `cpu:interpreter`" in comment["body"]
+        assert "moves a pinned dependency" in comment["body"] and "First bad" in comment["body"]
+        writes = len(github.writes())
+        (tmp_path / "range.json").write_text(json.dumps({**found, "culprit": None, "why_none": "a range"}))
+        assert main([*command[:2], str(tmp_path / "range.json"), *command[3:]]) == 0
+        assert "no culprit commit to tell: a range" in capsys.readouterr().out
+        assert len(github.writes()) == writes

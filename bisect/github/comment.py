@@ -3,6 +3,7 @@
   post         a markdown file (e.g. `kregress bisect --markdown`) on an issue or PR
   xpass        "looks fixed" on the upstream issue of every XPASS in a results file
   regressions  one comment listing the FAILs of a nightly results file, with bisect reports
+  culprit      the bisect's culprit commit, on its pull request upstream (never a range or suspect)
 
 Exit codes: 0 posted (or printed with --dry-run), 3 GitHub refused or kept failing (nothing
 posted), 64 usage (no token, no repository, unreadable input). The token is never printed.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -103,6 +105,44 @@ def regressions_report(results: dict[str, Any], reports: Path | None) -> str | N
     return "\n".join(lines)
 
 
+def repository_slug(url: str) -> str | None:
+    """owner/name of a GitHub repository URL (https or ssh), None for any other."""
+    found = re.match(r"(?:https?://github\.com/|git@github\.com:)([\w.-]+/[\w.-]+?)(?:\.git)?/?$", url)
+    return found.group(1) if found else None
+
+
+def culprit_report(
+    culprit: dict[str, Any], report: Path | None, repository: str | None
+) -> list[tuple[IssueRef, str, str]]:
+    """One comment on the culprit's pull request (`kregress bisect --culprit-json`), keyed by case and
+    target so a second night edits it; none when the bisect found no single culprit commit or the
+    commit names no PR."""
+    found = culprit.get("culprit")
+    if not found:
+        print(f"kregress comment: no culprit commit to tell: {culprit.get('why_none', 'none found')}")
+        return []
+    if not found.get("pr"):
+        said = f"the culprit {found['commit'][:12]} names no pull request ({found['subject']!r})"
+        print(f"kregress comment: {said}")
+        return []
+    if not repository:
+        raise ReportError("the culprit's repository is unknown: pass --repo owner/name")
+    where = f"`{culprit['case']}`" + (f" / `{culprit['expectation']}`" if culprit.get("expectation") else "")
+    where += f" on `{culprit['target']}`" if culprit.get("target") else ""
+    lines = [
+        f"### kregress: this pull request changed {where}",
+        "",
+        f"Bisected between {culprit['good']} and {culprit['bad']}: the first bad commit is "
+        f"{found['commit']} ({found['subject']}).",
+    ]
+    if found.get("pins_moved"):
+        lines += ["", "It also moves a pinned dependency:", *(f"- {pin}" for pin in found["pins_moved"])]
+    if report is not None:
+        lines += ["", report.read_text()]
+    key = f"culprit:{culprit['case']}:{culprit.get('target') or ''}"
+    return [(IssueRef(repository, int(found["pr"])), key, "\n".join(lines))]
+
+
 def command_comment(args: argparse.Namespace) -> ExitCode:
     repository = args.repo or os.environ.get("GITHUB_REPOSITORY")
     refused: list[str] = []
@@ -110,6 +150,10 @@ def command_comment(args: argparse.Namespace) -> ExitCode:
     try:
         if args.comment_command == "post":
             posts = [(target_of(args.on, repository), args.key, args.body.read_text())]
+        elif args.comment_command == "culprit":
+            culprit = json.loads(args.culprit.read_text())
+            upstream = args.repo or repository_slug(args.repository or "")
+            posts = culprit_report(culprit, args.report, upstream)
         else:
             results = json.loads(args.results.read_text())
             if args.comment_command == "xpass":
@@ -171,9 +215,20 @@ def register(commands: argparse._SubParsersAction) -> None:
     regressions.add_argument(
         "--reports", type=Path, help="folder of bisect reports named <case>.<target>.md (':' as '-')"
     )
+    culprit = kinds.add_parser(
+        "culprit",
+        help="the culprit commit of a bisect on its pull request upstream",
+        description="Post the bisect report on the pull request of the culprit commit that "
+        "`kregress bisect --culprit-json` wrote: one comment per case and target, edited on a second "
+        "run; nothing for a range, a suspect or a commit that names no PR. Its repository: --repo "
+        "owner/name, else the one --repository (the compiler's git URL) names on github.com.",
+    )
+    culprit.add_argument("culprit", type=Path, help="the file `kregress bisect --culprit-json` wrote")
+    culprit.add_argument("--report", type=Path, help="the bisect's markdown report, shown below")
+    culprit.add_argument("--repository", help="the compiler's git URL (https://github.com/owner/name.git)")
     for parser in (post, regressions):
         parser.add_argument("--on", required=True, help="issue or PR: a URL, or a number with --repo")
-    for parser in (post, xpass, regressions):
+    for parser in (post, xpass, regressions, culprit):
         parser.add_argument("--repo", help="owner/name (default: GITHUB_REPOSITORY)")
         parser.add_argument("--token", help="API token (default: GITHUB_TOKEN); never printed")
         parser.add_argument("--api-url", help="API base URL for GitHub Enterprise (default: GITHUB_API_URL)")
