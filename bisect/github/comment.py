@@ -66,14 +66,16 @@ def regressions_report(results: dict[str, Any], reports: Path | None) -> str | N
     """The FAILs of a results file, or only the new ones of a `kregress compare --json` file,
     each followed by its bisect report when the reports folder has one."""
     lost: list[dict[str, Any]] = []
+    fixed: list[dict[str, Any]] = []
     if "kregress_changes" in results:
         failed, title = results.get("new_fail", []), "new failures"
         lost = results.get("lost_coverage", [])
+        fixed = [f for f in results.get("fixed", []) if str(f.get("line", "")).endswith("@")]
     else:
         failed, title = [i for i in results.get("items", []) if i.get("outcome") == Outcome.FAIL], "failures"
-    if not failed and not lost:
+    if not failed and not lost and not fixed:
         return None
-    lines = [f"### kregress nightly: {title if failed else 'lost coverage'}", ""]
+    lines = [f"### kregress nightly: {title if failed else 'lost coverage' if lost else 'fixed'}", ""]
     if failed:
         lines += ["| case | expectation | target | failure |", "|---|---|---|---|"]
     for item in failed:
@@ -92,6 +94,13 @@ def regressions_report(results: dict[str, Any], reports: Path | None) -> str | N
             why = next(iter(str(item.get("message") or "").splitlines()), "").replace("|", "\\|")[:200]
             lines.append(f"| `{item['case']}` | `{item['expectation']}` | `{item['target']}` | "
                          f"{item.get('was')} → {item.get('now')} | {why} |")  # fmt: skip
+    if fixed:
+        lines += ["", f"**Fixed on a branch head: {len(fixed)}** item(s) that failed pass again:", "",
+                  "| case | expectation | target | fixed by one of |", "|---|---|---|---|"]  # fmt: skip
+        for item in fixed:
+            lines.append(
+                f"| `{item['case']}` | `{item['expectation']}` | `{item['target']}` | {fixing_range(item)} |"
+            )
     for item in failed:
         lines += [
             "",
@@ -141,6 +150,16 @@ def culprit_report(
         lines += ["", report.read_text()]
     key = f"culprit:{culprit['case']}:{culprit.get('target') or ''}"
     return [(IssueRef(repository, int(found["pr"])), key, "\n".join(lines))]
+
+
+def fixing_range(item: dict[str, Any]) -> str:
+    """The commits after the last build where it failed, up to tonight's (a head's fix)."""
+    before = {k: v for k, v in (item.get("was_toolchain") or {}).items() if k.endswith(" commit")}
+    now = {k: v for k, v in (item.get("toolchain") or {}).items() if k.endswith(" commit")}
+    ranges = [
+        f"{k.removesuffix(' commit')} `{before[k][:12]}..{now[k][:12]}`" for k in sorted(now) if k in before
+    ]
+    return ", ".join(ranges) or "the commits since the last night (not recorded)"
 
 
 def command_comment(args: argparse.Namespace) -> ExitCode:

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from kregress.builds import BuildCache, BuildFailed, BuildRecipe, fetch_repository, resolve
 from kregress.errors import ExitCode
@@ -16,33 +17,42 @@ def progress(message: str) -> None:
     print(f"kregress build: {message}", file=sys.stderr, flush=True)
 
 
-def command_build(args: argparse.Namespace) -> ExitCode:
-    """Fetch the package's repository, pin REF to a commit, build it (or take the kept build) and
-    print the toolchain spec that `pytest --toolchain` takes."""
+def source_of(args: argparse.Namespace) -> tuple[Path, str, str | None, BuildRecipe] | str:
+    """(clone, ref, package, recipe) of what to build, or why the command line names nothing."""
+    if args.repo is not None:
+        if args.build_cmd is None:
+            return "--repo needs --build-cmd (e.g. 'python -m pip wheel --no-deps -w {out} {src}')"
+        return args.repo, args.head, None, BuildRecipe(args.build_cmd)
     head = head_of(args.head)
     if head is None:
-        progress(f"{args.head!r} is not PACKAGE@REF (e.g. triton@main)")
-        return ExitCode.USAGE
+        return f"{args.head!r} is not PACKAGE@REF (e.g. triton@main); a ref of a local clone needs --repo"
     package, ref = head
     matrix = load_matrix(args.matrix)
     entry = matrix.repositories.get(package)
     if entry is None:
         known = ", ".join(sorted(matrix.repositories)) or "none"
-        progress(
-            f"the matrix names no repository for {package} ([repositories.{package}]; it names: {known})"
-        )
-        return ExitCode.USAGE
-    if entry.build_cmd is None:
-        progress(f"[repositories.{package}] has no build_cmd: a head cannot be built without one")
-        return ExitCode.USAGE
+        return f"the matrix names no repository for {package} ([repositories.{package}]; it names: {known})"
+    recipe = BuildRecipe.of(entry, args.build_cmd)
+    if recipe.build_cmd is None:
+        return f"[repositories.{package}] has no build_cmd: a head cannot be built without one"
+    return fetch_repository(package, entry.url), ref, package, recipe
+
+
+def command_build(args: argparse.Namespace) -> ExitCode:
+    """Fetch the package's repository (or take --repo), pin REF to a commit, build it (or take the
+    kept build) and print the toolchain spec that `pytest --toolchain` takes."""
     try:
-        clone = fetch_repository(package, entry.url)
+        source = source_of(args)
+        if isinstance(source, str):
+            progress(source)
+            return ExitCode.USAGE
+        clone, ref, package, recipe = source
         commit = resolve(clone, ref)
-        progress(f"{package}@{ref} is {commit}")
-        cache = BuildCache(clone, BuildRecipe.of(entry), name=package, log=progress)
+        progress(f"{args.head} is {commit}")
+        cache = BuildCache(clone, recipe, name=package, log=progress)
         spec = cache.build(commit)
     except BuildFailed as exc:
-        progress(f"{package}@{ref} does not build:\n{exc}")
+        progress(f"{args.head} does not build:\n{exc}")
         return ExitCode.INFRASTRUCTURE
     record = cache.record(commit) or {}
     made = (
@@ -69,12 +79,17 @@ def register(commands: argparse._SubParsersAction) -> None:
         "cache, pin REF to the commit it names now, and build that commit with the repository's "
         "build_cmd — once: a commit built before is taken from the build cache, and one whose compiled "
         "inputs equal a kept build's is made from it by copying its changed uncompiled files. Prints "
-        "the toolchain spec for `pytest --toolchain`. Exit 64: not PACKAGE@REF or no such repository; "
-        "3: the fetch or the build failed (its log is shown).",
+        "the toolchain spec for `pytest --toolchain`. With --repo and --build-cmd, REF of a local clone "
+        "is built the same way (a compiler PR's base and head). Exit 64: not PACKAGE@REF or no such "
+        "repository; 3: the fetch or the build failed (its log is shown).",
     )
     build.add_argument(
-        "head", metavar="PACKAGE@REF", help="e.g. triton@main, or a tag or commit: triton@v3.6.0"
+        "head",
+        metavar="PACKAGE@REF",
+        help="e.g. triton@main, a tag or commit (triton@v3.6.0); with --repo a ref",
     )
+    build.add_argument("--repo", type=Path, help="a local clone to build REF of instead (a PR's checkout)")
+    build.add_argument("--build-cmd", help="the build command ({src}, {out}); needed with --repo")
     build.add_argument("--json", action="store_true", help="print the commit, the spec and how it was made")
     build.add_argument("--github-output", action="store_true", help="also write toolchain, commit, made")
     build.set_defaults(run=command_build)
