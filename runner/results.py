@@ -202,14 +202,18 @@ def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int
     """`previous` are earlier merged runs in any order; the newest `window` of them are read.
 
     An item is flaky when its attempts in this run disagree on PASS vs FAIL, or when it flipped
-    between the two at least twice over the window, or when a perf item is UNSTABLE (its timing
-    interval straddles the floor or is too wide): it is reported, never bisected."""
+    between the two at least twice over the window (on a head's line, only flips between two runs
+    of one build count: two commits that broke and mended it are no flake), or when a perf item is
+    UNSTABLE (its timing interval straddles the floor or is too wide): it is reported, never
+    bisected."""
     earlier = sorted(previous, key=lambda d: d.get("started") or 0)[-window:] if window else []
     history: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    compilers: dict[tuple[str, ...], list[str]] = defaultdict(list)
     newest: dict[tuple[str, ...], dict[str, Any]] = {}
     for document in earlier:
         for item in document["items"]:
             history[identity(item)].append(item["outcome"])
+            compilers[identity(item)].append(compiler_of(item))
             newest[identity(item)] = item
     changes = Changes(compared_with=len(earlier))
     for item in sorted(current["items"], key=identity):
@@ -225,7 +229,11 @@ def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int
                 Change(key, now, was, item, "UNSTABLE: its timings cannot tell PASS from FAIL")
             )
             continue
-        flips = flip_count([*past, now])
+        flips = (
+            same_build_flips([*past, now], [*compilers.get(identity(item), []), compiler_of(item)])
+            if line_of(item).endswith("@")
+            else flip_count([*past, now])
+        )
         if flips >= 2 and now in (Outcome.FAIL, Outcome.PASS):
             sequence = " → ".join([*past, now])
             changes.flaky.append(Change(key, now, was, item, f"last {len(past) + 1} runs: {sequence}"))
@@ -245,6 +253,23 @@ def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int
         elif now == Outcome.ERROR and was != Outcome.ERROR:
             changes.new_error.append(Change(key, now, was, item))
     return changes
+
+
+def compiler_of(item: dict[str, Any]) -> str:
+    """What judged the item, as far as a flip can be blamed on it: the versions it ran with (a head's
+    commit among them), the Python aside."""
+    versions = {k: v for k, v in (item.get("toolchain") or {}).items() if k != "python"}
+    return json.dumps(versions, sort_keys=True)
+
+
+def same_build_flips(outcomes: list[str], compilers: list[str]) -> int:
+    """Flips between consecutive judged runs of one build (SKIP and ERROR are ignored)."""
+    judged = [
+        (o == Outcome.FAIL, c)
+        for o, c in zip(outcomes, compilers, strict=True)
+        if o == Outcome.FAIL or o in HELD
+    ]
+    return sum(1 for (a, x), (b, y) in itertools.pairwise(judged) if a != b and x == y)
 
 
 def flip_count(outcomes: list[str]) -> int:

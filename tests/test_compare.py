@@ -257,3 +257,21 @@ def test_a_head_that_passes_again_is_fixed_between_the_two_builds() -> None:
     (fixed,) = changes.fixed
     assert fixed.as_dict()["was_toolchain"]["triton commit"] == "b" * 40
     assert fixed.as_dict()["toolchain"]["triton commit"] == "c" * 40
+
+
+def test_a_head_that_regressed_and_was_fixed_is_no_flake_but_one_compiler_flipping_is() -> None:
+    """On a head's line flips count within one build: two commits that broke and mended an item are
+    a new FAIL and a fix, while the same build passing, failing and passing again is flaky."""
+    nights = [
+        merge([{"items": [head_item(outcome, sha)]}])
+        for outcome, sha in (("PASS", "a" * 40), ("FAIL", "b" * 40))
+    ]
+    for index, night in enumerate(nights):
+        night["started"] = index
+    fixed = compare(merge([{"items": [head_item("PASS", "c" * 40)]}]), nights)
+    assert len(fixed.fixed) == 1 and not fixed.flaky
+    same = [merge([{"items": [head_item(outcome, "a" * 40)]}]) for outcome in ("PASS", "FAIL")]
+    for index, night in enumerate(same):
+        night["started"] = index
+    flaky = compare(merge([{"items": [head_item("PASS", "a" * 40)]}]), same)
+    assert len(flaky.flaky) == 1 and not flaky.fixed
