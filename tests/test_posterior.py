@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kregress.bisect.noise import noise_from_history
 from kregress.bisect.posterior import NoiseModel, Posterior, posterior_search
 from kregress.bisect.search import PointVerdict, plain_bound, rounds_bound
+from kregress.history import store
 
 BAD, GOOD = PointVerdict.BAD, PointVerdict.GOOD
 
@@ -181,3 +184,28 @@ def test_flaky_searches_are_right_as_often_as_they_claim(flake: float, one_sided
     bound = math.log2(31) / NoiseModel.fixed(flake, 0.0 if one_sided else flake).capacity()
     assert right >= 194
     assert runs / 200 <= 2 * bound
+
+
+def test_a_one_sided_noise_model_is_learned_from_a_history_kregress_wrote(tmp_path: Path) -> None:
+    """Nights of a numerics item that fails now and then on good code (triton 3.6.0), and always
+    fails on bad code (3.7.0): false FAILs on the good side only; and a run whose attempts
+    disagreed counts on its own side."""
+    history = tmp_path / "history.sqlite"
+
+    def night(outcome: str, version: str, **more: object) -> None:
+        item = {"case": "c", "expectation": "numerics", "target": "cuda:device", "outcome": outcome,
+                "toolchain": {"triton": version}, **more}  # fmt: skip
+        store(history, {"kregress": 1, "items": [item]})
+
+    for outcome in ("PASS", "PASS", "FAIL", "PASS", "PASS", "PASS", "FAIL", "PASS"):
+        night(outcome, "3.6.0")
+    for _ in range(4):
+        night("FAIL", "3.7.0")
+    night("PASS", "3.6.0", attempts=["PASS", "FAIL", "PASS"])
+    noise = noise_from_history(history, "c", "numerics", "cuda:device")
+    assert noise is not None
+    assert noise.said == "false FAIL 3 of 12 runs on good code, false PASS 0 of 4 on bad code"
+    false_fail, false_pass = noise.mean()
+    assert 0.1 < false_fail < 0.4 and false_pass == 0.0
+    assert noise_from_history(history, "other", None, None) is None
+    assert noise_from_history(tmp_path / "none.sqlite", "c", None, None) is None
