@@ -21,6 +21,7 @@ from kregress.bisect.judging import (
     majority,
     observation_verdict,
 )
+from kregress.bisect.posterior import NoiseModel, PosteriorResult, posterior_search
 from kregress.bisect.search import PointVerdict, SearchResult, search
 from kregress.builds import BuildCache, BuildFailed
 from kregress.toolchains import Environment, EnvironmentCache, Toolchain, ToolchainError
@@ -69,6 +70,7 @@ class Level:
     result: SearchResult | None = None
     problems: list[str] = field(default_factory=list)
     rechecked: list[str] = field(default_factory=list)  # good points judged again below the boundary
+    posterior: PosteriorResult | None = None  # how the posterior search ended, when it searched
 
     @property
     def exact(self) -> bool:
@@ -202,6 +204,25 @@ class Bisection:
         self.report_point(point)
         return point
 
+    def judge_run(self, candidate: Candidate) -> PointVerdict:
+        """One more run of the candidate (the memo's next observation), added to its point's votes:
+        what the posterior search asks for, one run at a time. SKIP when it cannot be built."""
+        known = self.points.get(candidate.key)
+        if known is not None and known.note:  # it could not be built: asking again changes nothing
+            return PointVerdict.SKIP
+        try:
+            spec, _ = self.environment(candidate)
+        except (BuildFailed, ToolchainError) as exc:
+            note = f"cannot be built: {str(exc).strip()[-MAX_EXCERPT:]}"
+            self.report_point(Point(candidate, PointVerdict.SKIP, note=note))
+            return PointVerdict.SKIP
+        votes = list(known.votes) if known else []
+        observations = self.memo.observations(self.run, spec, len(votes) + 1)
+        verdict = observation_verdict(observations[-1], self.regress, self.run.expectation is None)
+        votes.append(verdict)
+        self.report_point(Point(candidate, majority(votes), votes, observations))
+        return verdict
+
     def judge_again(self, candidate: Candidate) -> Point:
         """One more run of an already judged point, never read from the memo (ClusterFuzz's check
         below a boundary): the new run's verdict, remembered after the others."""
@@ -315,6 +336,32 @@ def search_between(
         cheap=None if jobs > 1 else (lambda i: bisection.cheap(candidates[i])),
         prepare=prepare,
     )
+
+
+def posterior_between(
+    bisection: Bisection, candidates: list[Candidate], noise: NoiseModel, confidence: float, jobs: int,
+    budget: int,
+) -> tuple[SearchResult, PosteriorResult]:  # fmt: skip
+    """The inner candidates searched by the posterior (kregress.bisect.posterior), the ends verified
+    already; the answer in the search core's terms: a range where it cannot be sure."""
+
+    def judge(points: list[int]) -> dict[int, PointVerdict]:
+        with ThreadPoolExecutor(max_workers=len(points)) as pool:
+            verdicts = list(pool.map(lambda i: bisection.judge_run(candidates[i]), points))
+        return dict(zip(points, verdicts, strict=True))
+
+    count = len(candidates)
+    prior = [0.0] + [1.0] * (count - 1) + [0.0]  # both ends verified
+    found = posterior_search(
+        count, judge, noise, confidence=confidence, budget=budget, jobs=jobs, prior=prior
+    )
+    tested = {i: bisection.points[candidates[i].key].verdict for i in found.runs}
+    if found.culprit is not None:
+        result = SearchResult(found.culprit - 1, found.culprit, tested=tested, rounds=found.rounds)
+    else:
+        low, high = found.range
+        result = SearchResult(max(low - 1, 0), high, list(range(max(low, 1), high + 1)), tested, found.rounds)
+    return result, found
 
 
 def confirm_borrowed_ends(

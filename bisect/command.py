@@ -34,6 +34,7 @@ from kregress.bisect.bisection import (
     Speculator,
     confirm_borrowed_ends,
     end_problems,
+    posterior_between,
     search_between,
     verify_ends,
 )
@@ -59,6 +60,8 @@ from kregress.bisect.confidence import (
 )
 from kregress.bisect.dependencies import boundary_context, dependency_bumps
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
+from kregress.bisect.noise import noise_from_history
+from kregress.bisect.posterior import NoiseModel, PosteriorResult
 from kregress.bisect.search import PointVerdict, one_point, plain_bound
 from kregress.builds import BuildCache, BuildRecipe
 from kregress.devices import device_arch
@@ -145,13 +148,15 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
             + (f" ({', '.join(same)})" if same else "")
         )
     for level in levels:
-        if level.exact and flake is not None:
+        if level.exact and flake is not None and level.posterior is None:
             recheck_below(level, console)
     passes = pass_trace_at_culprit(levels[-1], run, console) if levels[-1].exact else []
     if levels[-1].exact:
         framework = load_case(run.corpus / run.case / "case.toml").manifest.framework
         passes = boundary_context(levels[-1], framework, args.tag_pattern) + passes
     stated = stated_confidence(levels[-1], flake) if flake is not None and levels[-1].exact else None
+    if levels[-1].posterior is not None:
+        stated = posterior_confidence(levels[-1].posterior)
     text = markdown(args.case, args.expectation, args.target, args.regress, levels, passes, stated)
     print(text)
     if args.markdown:
@@ -173,6 +178,24 @@ def flake_estimate(args: argparse.Namespace, console: Console) -> FlakeEstimate 
         return FlakeEstimate(disagreed / runs, runs)
     on_device = bool(args.target) and load_matrix(args.matrix).target(args.target).kind == "device"
     return FlakeEstimate(UNKNOWN_FLAKE if on_device else 0.0, GUESS_WEIGHT, guessed=True)
+
+
+def noise_of(args: argparse.Namespace, console: Console) -> NoiseModel:
+    """The item's noise model for the posterior search: its history's, else an assumption (none on
+    the CPU, where compiles and the interpreter repeat; a little on a device), said either way."""
+    history = args.history or history_path()
+    noise = noise_from_history(history, args.case, args.expectation, args.target)
+    if noise is not None:
+        console.print(f"noise model from the history ({history}): {noise.said}")
+        return noise
+    on_device = bool(args.target) and load_matrix(args.matrix).target(args.target).kind == "device"
+    if not on_device:
+        return NoiseModel(said="no history: assumed deterministic (the CPU repeats itself)")
+    lies = round(UNKNOWN_FLAKE * GUESS_WEIGHT) or 1
+    guessed = NoiseModel.from_counts(lies, GUESS_WEIGHT * 5, lies, GUESS_WEIGHT * 5)
+    return NoiseModel(
+        guessed.false_fail, guessed.false_pass, "no history: a little noise assumed on a device"
+    )
 
 
 def recheck_below(level: Level, console: Console) -> None:
@@ -204,6 +227,15 @@ def stated_confidence(level: Level, flake: FlakeEstimate) -> ConfidenceReport:
         history_runs=0 if flake.guessed else flake.prior_runs,
         rechecked=level.rechecked,
     )
+
+
+def posterior_confidence(found: PosteriorResult) -> ConfidenceReport:
+    """What the posterior search says of its answer: its mass, the rates it ended with, its runs."""
+    false_fail, false_pass = found.learned
+    return ConfidenceReport(
+        probability=found.probability, flake_rate=max(false_fail, false_pass), runs=found.calls,
+        points=len(found.runs), history_runs=0,
+    )  # fmt: skip
 
 
 def pass_trace_at_culprit(level: Level, run: CaseRun, console: Console) -> list[str]:
@@ -323,6 +355,13 @@ def search_level(level: Level, args: argparse.Namespace, console: Console, verif
             )
             level.problems = problems + observed  # the report says why, with what each end showed
             return False
+        if args.search == "posterior" and args.confidence > 0:
+            noise = noise_of(args, console)
+            budget = args.max_runs * max(len(candidates) - 2, 1)
+            level.result, level.posterior = posterior_between(
+                bisection, candidates, noise, args.confidence, args.jobs, budget
+            )
+            return True
         if bisection.flake is not None:
             bisection.use_confidence(args.confidence, len(candidates))
         level.result = search_between(bisection, candidates, args.jobs, ahead)
@@ -480,6 +519,12 @@ def register(commands: argparse._SubParsersAction) -> None:
     bisect.add_argument(
         "--reruns", type=int, default=1, help="judge each point at least K times; the majority decides"
     )
+    bisect.add_argument(
+        "--search", choices=["votes", "posterior"], default="votes",
+        help="votes: each point rerun until its verdict is sure enough; posterior: one distribution over "
+        "the culprit and the item's one-sided noise (from the history), each run where it tells the "
+        "most, stopping at --confidence or naming a range (default: votes)",
+    )  # fmt: skip
     bisect.add_argument(
         "--no-build-ahead", action="store_true",
         help="build a point's environment only when it is judged (default: while one point is judged, "

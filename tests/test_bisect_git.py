@@ -92,3 +92,29 @@ def test_usage_errors_exit_64(tmp_path: Path) -> None:
     assert bisect(tmp_path, "--good", "2026-01-01", "--bad", "2026-02-01").returncode == 64
     same = bisect(tmp_path, "--good", "triton-xpu==3.3.0b1", "--bad", "triton-xpu==3.3.0b1")
     assert same.returncode == 64 and "both name triton-xpu==3.3.0b1" in same.stderr, same.stderr
+
+
+@pytest.mark.slow
+def test_the_posterior_search_finds_the_culprit_with_a_noise_model_from_the_history(tmp_path: Path) -> None:
+    """--search posterior: the item's history says it fails now and then on good code and never
+    passes on bad code; the search asks again where a FAIL may be a lie and names the culprit with
+    the mass it holds."""
+    from kregress.history import store
+
+    repo, shas = make_repo(tmp_path / "tinycc")
+    history = tmp_path / "history.sqlite"
+    for outcome in ["PASS"] * 8 + ["FAIL"] * 2:
+        item = {"case": "tiny", "expectation": "numerics", "target": "cpu:interpreter", "outcome": outcome,
+                "toolchain": {"triton": "3.6.0"}}  # fmt: skip
+        store(history, {"kregress": 1, "items": [item]})
+    report = tmp_path / "report.md"
+    args = ("--repo", str(repo.working_dir), "--good", shas[0], "--bad", shas[7], "--search", "posterior",
+            "--history", str(history), "-e", "numerics", "--markdown", str(report))  # fmt: skip
+    done = bisect(tmp_path, *args)
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "noise model from the history" in output and "false FAIL 2 of 10 runs on good code" in output
+    text = report.read_text()
+    assert f"First bad (fail): **{shas[5][:10]} Vectorize scale (#42)** (PR #42)" in text, text
+    assert re.search(r"\| (bad|good) \((bad|good)(/(bad|good))+\)", text), text  # a point asked again
+    assert re.search(r"Confidence that this is the culprit: 99\.\d%", text), text
