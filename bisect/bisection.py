@@ -8,6 +8,7 @@ import contextlib
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -21,10 +22,12 @@ from kregress.bisect.judging import (
     majority,
     observation_verdict,
 )
-from kregress.bisect.posterior import NoiseModel, PosteriorResult, posterior_search
 from kregress.bisect.search import PointVerdict, SearchResult, search
 from kregress.builds import BuildCache, BuildFailed
 from kregress.toolchains import Environment, EnvironmentCache, Toolchain, ToolchainError
+
+if TYPE_CHECKING:  # numpy's: imported where the posterior search runs, not by every command
+    from kregress.bisect.posterior import NoiseModel, PosteriorResult
 
 MAX_EXCERPT = 1500
 
@@ -344,6 +347,7 @@ def posterior_between(
 ) -> tuple[SearchResult, PosteriorResult]:  # fmt: skip
     """The inner candidates searched by the posterior (kregress.bisect.posterior), the ends verified
     already; the answer in the search core's terms: a range where it cannot be sure."""
+    from kregress.bisect.posterior import posterior_search
 
     def judge(points: list[int]) -> dict[int, PointVerdict]:
         with ThreadPoolExecutor(max_workers=len(points)) as pool:

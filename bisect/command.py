@@ -24,6 +24,7 @@ import dataclasses
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 
@@ -60,8 +61,6 @@ from kregress.bisect.confidence import (
 )
 from kregress.bisect.dependencies import boundary_context, dependency_bumps
 from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
-from kregress.bisect.noise import noise_from_history
-from kregress.bisect.posterior import NoiseModel, PosteriorResult
 from kregress.bisect.search import PointVerdict, one_point, plain_bound
 from kregress.builds import BuildCache, BuildRecipe
 from kregress.devices import device_arch
@@ -73,6 +72,9 @@ from kregress.kinds.traced import PassTraced
 from kregress.manifest import load_case
 from kregress.matrix import head_of, load_matrix
 from kregress.toolchains import INDEX_VARIABLE
+
+if TYPE_CHECKING:
+    from kregress.bisect.posterior import NoiseModel, PosteriorResult
 
 # Parsing and the order of the steps only: candidates.py lists them, bisection.py judges and
 # searches, bisect_report.py renders.
@@ -183,6 +185,9 @@ def flake_estimate(args: argparse.Namespace, console: Console) -> FlakeEstimate 
 def noise_of(args: argparse.Namespace, console: Console) -> NoiseModel:
     """The item's noise model for the posterior search: its history's, else an assumption (none on
     the CPU, where compiles and the interpreter repeat; a little on a device), said either way."""
+    from kregress.bisect.noise import noise_from_history
+    from kregress.bisect.posterior import NoiseModel
+
     history = args.history or history_path()
     noise = noise_from_history(history, args.case, args.expectation, args.target)
     if noise is not None:

@@ -34,7 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     hello.set_defaults(run=command_hello)
 '''
 
-IN_COMMANDS = ["check", "new", "targets", "matrix", "compare", "history", "report", "envs"]
+IN_COMMANDS = ["check", "new", "targets", "matrix", "compare", "history", "report", "envs", "build"]
 IN_BISECT = ["bisect", "comment", "bot", "verify", "reduce", "import"]
 SHOWN = IN_COMMANDS + IN_BISECT  # in the order `kregress --help` has always shown them
 

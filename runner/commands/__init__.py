@@ -27,6 +27,7 @@ LISTED = (
     f"{__name__}.history",
     f"{__name__}.report",
     f"{__name__}.envs",
+    f"{__name__}.build",
 )
 ENTRY_POINTS = "kregress.commands"
 

@@ -7,10 +7,13 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kregress.builds import BuildCache, BuildFailed, BuildRecipe, fetch_repository, resolve
 from kregress.errors import ExitCode
 from kregress.matrix import head_of, load_matrix
+
+if TYPE_CHECKING:
+    from kregress.builds import BuildRecipe
 
 
 def progress(message: str) -> None:
@@ -19,6 +22,8 @@ def progress(message: str) -> None:
 
 def source_of(args: argparse.Namespace) -> tuple[Path, str, str | None, BuildRecipe] | str:
     """(clone, ref, package, recipe) of what to build, or why the command line names nothing."""
+    from kregress.builds import BuildRecipe, fetch_repository
+
     if args.repo is not None:
         if args.build_cmd is None:
             return "--repo needs --build-cmd (e.g. 'python -m pip wheel --no-deps -w {out} {src}')"
@@ -41,6 +46,9 @@ def source_of(args: argparse.Namespace) -> tuple[Path, str, str | None, BuildRec
 def command_build(args: argparse.Namespace) -> ExitCode:
     """Fetch the package's repository (or take --repo), pin REF to a commit, build it (or take the
     kept build) and print the toolchain spec that `pytest --toolchain` takes."""
+    # Imported here: the light jobs that plan and post load every command and need no compiler.
+    from kregress.builds import BuildCache, BuildFailed, resolve
+
     try:
         source = source_of(args)
         if isinstance(source, str):
