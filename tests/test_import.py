@@ -269,16 +269,28 @@ def test_code_blocks_are_kept_as_pasted_and_the_framework_is_read_from_them() ->
     )
 
 
+HERE = {
+    "cpu:interpreter": ("interpreter", "cpu"),
+    "cuda:sm_80": ("compile", "cuda"),
+    "cuda:sm_90": ("compile", "cuda"),
+    "hip:gfx942": ("compile", "hip"),
+    "xpu:pvc": ("compile", "xpu"),
+    "xpu:dg2": ("compile", "xpu"),
+}
+
+
 def test_the_targets_the_issue_names_are_tried_first() -> None:
-    here = {"cpu:interpreter", "cuda:sm_80", "cuda:sm_90", "hip:gfx942", "xpu:pvc", "xpu:dg2"}
-    assert targets_to_try(issue("fails on MI300X"), here)[0] == "hip:gfx942"
-    assert targets_to_try(issue("x", labels=("H100",)), here)[0] == "cuda:sm_90"
-    assert targets_to_try(issue("x", repository="intel/intel-xpu-backend-for-triton"), here)[:2] == [
-        "xpu:pvc",
-        "xpu:dg2",
-    ]
-    assert targets_to_try(issue("nothing said"), here) == ["cpu:interpreter", "cuda:sm_90", "cuda:sm_80",
-                                                           "hip:gfx942", "xpu:pvc", "xpu:dg2"]  # fmt: skip
+    assert targets_to_try(issue("fails on MI300X"), HERE, "triton")[0] == "hip:gfx942"
+    assert targets_to_try(issue("x", labels=("H100",)), HERE, "triton")[0] == "cuda:sm_90"
+    intel = targets_to_try(issue("x", repository="intel/intel-xpu-backend-for-triton"), HERE, "triton")
+    assert intel[:2] == ["xpu:pvc", "xpu:dg2"]
+    every = ["cpu:interpreter", "cuda:sm_90", "cuda:sm_80", "hip:gfx942", "xpu:pvc", "xpu:dg2"]
+    assert targets_to_try(issue("nothing said"), HERE, "triton") == every
+
+
+def test_a_draft_is_tried_only_where_its_framework_builds() -> None:
+    """TileLang has no interpreter and builds CUDA only: not cpu:interpreter first, nor AMD or XPU."""
+    assert targets_to_try(issue("fails on MI300X"), HERE, "tilelang") == ["cuda:sm_90", "cuda:sm_80"]
 
 
 BF16_ISSUE = {

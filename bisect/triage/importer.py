@@ -40,6 +40,7 @@ from packaging.version import Version
 from kregress.bisect.github.client import explain
 from kregress.bisect.judging import CaseRun, InfrastructureError, RegressOn, item_verdict
 from kregress.bisect.search import PointVerdict, search
+from kregress.bisect.triage.repair import looks_like_kernel_code, repair
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
 from kregress.judge import Outcome
@@ -94,10 +95,17 @@ class UpstreamIssue:
 
 @dataclass
 class Evidence:
-    code: str  # the Python code blocks, as pasted, in order
+    code: str  # the Python code blocks, repaired as a triager would (what is judged)
     blocks: int
-    error: str | None  # the error quoted
+    errors: list[str]  # the errors quoted, the most specific first (a traceback's, ..., the title's)
     framework: str
+    pasted: str = ""  # the blocks as pasted
+    repairs: list[str] = field(default_factory=list)  # what the repair changed, each said
+    error: str | None = None  # the quoted error the draft shows (set by locate; first until then)
+
+    def __post_init__(self) -> None:
+        if self.error is None and self.errors:
+            self.error = self.errors[0]
 
 
 @dataclass
@@ -197,20 +205,47 @@ def linked_fix(issue: object) -> str | None:
 
 
 def extract(issue: UpstreamIssue) -> Evidence:
+    """The issue's Python code, repaired as a triager would (kregress.bisect.triage.repair), and
+    every error it quotes. A block counts when it imports something or is plainly a kernel's
+    (`@triton.jit`, `tl.` calls, TileLang's `T.Kernel`): most kernels are pasted without imports."""
     blocks, quoted = [], []
     for text in issue.texts():
         for fence, body in CODE_BLOCK.findall(text):
-            if fence.lower() in PYTHON_FENCES and re.search(r"^\s*(import|from)\s+\w+", body, re.M):
+            importing = re.search(r"^\s*(import|from)\s+\w+", body, re.M)
+            if fence.lower() in PYTHON_FENCES and (importing or looks_like_kernel_code(body)):
                 blocks.append(body.rstrip() + "\n")
             else:
                 quoted.append(body)
         quoted.append(CODE_BLOCK.sub("", text))
     if not blocks:
         raise ImportStopped(
-            "extract", "the issue holds no Python code block that imports anything", ExitCode.NO_REPRO
-        )
-    code = "\n\n".join(blocks)
-    return Evidence(code, len(blocks), quoted_error("\n".join(quoted)), framework_of_source(code).name)
+            "extract", "the issue holds no Python code block that imports anything or writes a kernel",
+            ExitCode.NO_REPRO,
+        )  # fmt: skip
+    repaired = repair(blocks)
+    errors = quoted_errors("\n".join(quoted)) + title_errors(issue.title)
+    framework = framework_of_source(repaired.source).name
+    pasted = "\n\n".join(blocks)
+    return Evidence(
+        repaired.source, len(blocks), list(dict.fromkeys(errors)), framework, pasted, repaired.repairs
+    )
+
+
+def quoted_errors(text: str) -> list[str]:
+    """Every error the text quotes, the most specific first: a traceback's last exception line, a
+    compiler's error line, a mismatch report."""
+    found = [quoted_error(text)]
+    lines = text.splitlines()
+    found += [line.strip() for line in reversed(lines) if RAISED.match(line)]
+    found += [line.strip() for line in reversed(lines) if COMPILER_ERROR.match(line)]
+    return [e for e in dict.fromkeys(found) if e]
+
+
+def title_errors(title: str) -> list[str]:
+    """An error given in the title (`... fails with RuntimeError: x`, or quoted in backticks)."""
+    named = re.findall(r"(?:^|:\s|\s)((?:\w+\.)*\w+(?:Error|Exception)\b.*)$", title)
+    pieces = [title, *re.findall(r"`([^`]+)`", title), *named]
+    return [e for piece in pieces if (e := quoted_error(piece.strip()))]
 
 
 def quoted_error(text: str) -> str | None:
@@ -250,7 +285,8 @@ def error_pattern(error: str | None) -> str | None:
 
 
 DRIVER = '''\
-"""Draft of {url}: the reporter's code, unchanged, is pasted.py; this driver runs it.
+"""Draft of {url}: the reporter's code is pasted.py (repaired as ISSUE.md says, where it needed to
+be; as_pasted.py then keeps it as pasted); this driver runs it.
 
 Evidence to reduce and to rewrite a case from, never a corpus case as it is. `check_pasted` runs the
 code to its end (on the CPU in Triton's interpreter); `pasted_kernel` is its first kernel launch,
@@ -297,25 +333,48 @@ def draft_manifest(issue: UpstreamIssue, evidence: Evidence, name: str) -> dict:
 def write_draft(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> None:
     folder.mkdir(parents=True)
     (folder / "pasted.py").write_text(evidence.code)
+    if evidence.repairs:
+        (folder / "as_pasted.py").write_text(evidence.pasted)
     (folder / "repro.py").write_text(DRIVER.format(url=issue.url))
     (folder / "case.toml").write_text(tomli_w.dumps(draft_manifest(issue, evidence, folder.name)))
-    quoted = f"```\n{evidence.error}\n```" if evidence.error else "(none quoted)"
+    write_issue_md(folder, issue, evidence)
+
+
+def write_issue_md(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> None:
+    kept = " (the one the draft shows)" if len(evidence.errors) > 1 else ""
+    quoted = "\n".join(f"- `{e}`" + (kept if e == evidence.error else "") for e in evidence.errors)
+    quoted = quoted or "(none quoted)"
+    repairs = (
+        "\n".join(f"- {said}" for said in evidence.repairs) + "\n\nThe code as pasted is as_pasted.py."
+        if evidence.repairs
+        else "None: pasted.py is the code as pasted."
+    )
     (folder / "ISSUE.md").write_text(
         f"# {issue.title}\n\n{issue.url} ({'pull request' if issue.is_pull else 'issue'}, opened "
         f"{issue.created:%Y-%m-%d}; labels: {', '.join(issue.labels) or 'none'}; "
         f"fix: {issue.fix or 'none linked'})\n\n"
-        f"## The error quoted\n\n{quoted}\n\n## Code blocks\n\n{evidence.blocks}, in pasted.py as pasted.\n"
+        f"## The errors quoted\n\n{quoted}\n\n## Code blocks\n\n{evidence.blocks}, in pasted.py.\n\n"
+        f"## Repairs, as a triager would make them\n\n{repairs}\n"
     )
 
 
-def targets_to_try(issue: UpstreamIssue, judged_here: set[str]) -> list[str]:
-    """Every target this machine judges, those the issue's words and labels name first."""
+def targets_to_try(
+    issue: UpstreamIssue, judged_here: dict[str, tuple[str, str]], framework: str
+) -> list[str]:
+    """Every target this machine judges (name -> kind, backend) that the draft's framework builds,
+    those the issue's words and labels name first."""
     text = " ".join([issue.title, *issue.texts(), *issue.labels]).lower()
     named = [t for t, pattern in WORDS.items() if re.search(pattern, text)]
     if "intel-xpu-backend" in issue.repository:
         named = ["xpu:pvc", "xpu:dg2", *named]
     ordered = list(dict.fromkeys([*named, *ORDER]))
-    return [t for t in ordered if t in judged_here]
+    declared = FRAMEWORKS[framework]
+
+    def builds(target: str) -> bool:
+        kind, backend = judged_here[target]
+        return declared.not_applicable(kind) is None and declared.cannot_build(kind, backend, target) is None
+
+    return [t for t in ordered if t in judged_here and builds(t)]
 
 
 def package_for(target: str, framework: str, given: str | None) -> str:
@@ -346,7 +405,7 @@ class Locator:
 
     corpus: Path
     name: str
-    pattern: str | None
+    patterns: list[str]  # the quoted errors', most specific first; empty: none quoted
     summary: Summary
     timeout: float
     framework: str = "triton"
@@ -376,7 +435,11 @@ class Locator:
             return False
         if missing_module(point.message, self.framework):
             return False
-        return self.pattern is None or bool(re.search(self.pattern, point.message, re.S))
+        return not self.patterns or self.matching(point) is not None
+
+    def matching(self, point: Point) -> str | None:
+        """The most specific quoted error's pattern that the point's message shows."""
+        return next((p for p in self.patterns if re.search(p, point.message, re.S)), None)
 
 
 MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
@@ -552,7 +615,9 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
                 f"fix {issue.fix or 'none linked'}")  # fmt: skip
     evidence = extract(issue)
     summary.add(f"extract: {evidence.blocks} code block(s), {len(evidence.code.splitlines())} lines of "
-                f"{evidence.framework}; error quoted: {evidence.error or 'none'}")  # fmt: skip
+                f"{evidence.framework}; errors quoted: {' | '.join(evidence.errors) or 'none'}")  # fmt: skip
+    for said in evidence.repairs:
+        summary.add(f"repair: {said}")
     name = args.name or default_name(issue)
     draft = f"{name}_draft"
     folder = args.corpus / draft
@@ -561,11 +626,13 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     write_draft(folder, issue, evidence)
     summary.draft = folder
     summary.add(f"draft: {folder}/ (pasted.py as pasted, repro.py, case.toml, ISSUE.md)")
-    pattern = error_pattern(evidence.error)
+    patterns = [p for e in evidence.errors if (p := error_pattern(e))]
     matrix = load_matrix(args.matrix)
-    judged_here = {name for name in matrix.targets if matrix.target(name).kind != "device"}
-    targets = [t for t in (args.target or targets_to_try(issue, judged_here)) if t in judged_here]
-    locator = Locator(args.corpus, draft, pattern, summary, args.timeout, evidence.framework)
+    judged_here = {name: (t.kind, t.backend) for name, t in matrix.named.items() if t.kind != "device"}
+    targets = [
+        t for t in (args.target or targets_to_try(issue, judged_here, evidence.framework)) if t in judged_here
+    ]
+    locator = Locator(args.corpus, draft, patterns, summary, args.timeout, evidence.framework)
     index = args.index_url or package_index() or PYPI
     releases_of: dict[str, list[str]] = {}
     try:
@@ -575,6 +642,12 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     except CandidateError as exc:
         raise ImportStopped("locate", str(exc), ExitCode.INFRASTRUCTURE) from None
     kind = "runs" if target.endswith(":interpreter") else "compiles"
+    located = next(p for p in summary.judged if (p.target, p.release) == (target, release))
+    pattern = locator.matching(located)
+    if pattern is not None:  # the most specific error quoted that the draft shows is the one kept
+        evidence.error = evidence.errors[[error_pattern(e) for e in evidence.errors].index(pattern)]
+        locator.patterns = [pattern]
+        write_issue_md(folder, issue, evidence)
     summary.add(f"locate: shows on {target} under {release}" + (f" (/{pattern}/)" if pattern else ""))
     versions = releases_of[package_for(target, evidence.framework, args.package)]
     span = release_span(locator, target, versions, versions.index(release))

@@ -1,0 +1,169 @@
+"""Pasted code repaired as a triager would, before anything judges it: each repair is said, so the
+draft's ISSUE.md lists them beside the code as it was pasted.
+
+What a paste loses on its way into an issue, and what is put back: a common indent (the whole block
+indented in a list or a quote), a stray indent on one line, a last statement cut short (dropped,
+never completed), and the imports the code uses and lacks (the most common way a kernel is pasted).
+Nothing else of the code changes: a repair never adds a statement the reporter did not write,
+beyond imports.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+# What a name the code uses and never binds is, as a reporter's imports had it.
+IMPORTS = {
+    "tl": "import triton.language as tl",
+    "triton": "import triton",
+    "torch": "import torch",
+    "np": "import numpy as np",
+    "numpy": "import numpy",
+    "math": "import math",
+    "T": "import tilelang.language as T",
+    "tilelang": "import tilelang",
+    "pytest": "import pytest",
+    # libdevice moved between releases: where each has it
+    "libdevice": "try:\n    from triton.language.extra import libdevice\nexcept ImportError:\n"
+    "    from triton.language.extra.cuda import libdevice",
+}
+# What makes a code block a kernel's even when it imports nothing.
+KERNEL_MARKERS = re.compile(
+    r"@triton\.(jit|autotune)|\btl\.\w+\(|@tilelang\.jit|\bT\.(Kernel|prim_func)\b|@T\.prim_func"
+)
+MAX_REPAIRS = 20
+
+
+@dataclass
+class Repaired:
+    source: str
+    repairs: list[str] = field(default_factory=list)
+
+    @property
+    def parses(self) -> bool:
+        try:
+            ast.parse(self.source)
+        except SyntaxError:
+            return False
+        return True
+
+
+def looks_like_kernel_code(block: str) -> bool:
+    """A kernel's code pasted without imports: it writes or launches a kernel and is Python (whole,
+    or after the repairs of its indent; a traceback quoting a kernel's line is not)."""
+    if not KERNEL_MARKERS.search(block):
+        return False
+    repaired = repair_block(block)
+    return repaired.parses and not any("cut short" in said for said in repaired.repairs)
+
+
+def repair_block(block: str) -> Repaired:
+    """One code block: its common indent, stray indents, a last statement cut short."""
+    repairs: list[str] = []
+    dedented = textwrap.dedent(block)
+    if dedented != block:
+        width = len(block.splitlines()[0]) - len(block.splitlines()[0].lstrip()) if block.strip() else 0
+        repairs.append(f"removed a common indent of {width} columns")
+    lines = dedented.rstrip().splitlines()
+    for _ in range(MAX_REPAIRS):
+        try:
+            ast.parse("\n".join(lines))
+            break
+        except SyntaxError as exc:
+            fixed = stray_indent(lines, exc) or cut_short(lines, exc)
+            if fixed is None:
+                break
+            lines, said = fixed
+            repairs.append(said)
+    return Repaired("\n".join(lines) + "\n", repairs)
+
+
+def indent_of(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def stray_indent(lines: list[str], exc: SyntaxError) -> tuple[list[str], str] | None:
+    """A line indented more (or less) than any block it could belong to: given the indent of the line
+    after it, else of the line before it (of the block that one opens, after a colon), whichever
+    lets the code parse past it."""
+    if not isinstance(exc, IndentationError) or not exc.lineno or exc.lineno > len(lines):
+        return None
+    index = exc.lineno - 1
+    earlier = next((lines[i] for i in range(index - 1, -1, -1) if lines[i].strip()), None)
+    later = next((lines[i] for i in range(index + 1, len(lines)) if lines[i].strip()), None)
+    opens = earlier is not None and earlier.rstrip().endswith(":")
+    wanted = [indent_of(earlier) + 4] if opens and earlier is not None else []
+    wanted += [indent_of(line) for line in (later, earlier) if line is not None] + [0]
+    for width in dict.fromkeys(wanted):
+        if width == indent_of(lines[index]):
+            continue
+        repaired = [*lines[:index], " " * width + lines[index].lstrip(), *lines[index + 1 :]]
+        if parses_past(repaired, exc.lineno):
+            return repaired, f"line {exc.lineno}: a stray indent set to its block's ({width} columns)"
+    return None
+
+
+def parses_past(lines: list[str], lineno: int) -> bool:
+    """Whether the code parses, or fails only after line `lineno`."""
+    try:
+        ast.parse("\n".join(lines))
+    except SyntaxError as exc:
+        return (exc.lineno or 0) > lineno
+    return True
+
+
+def cut_short(lines: list[str], exc: SyntaxError) -> tuple[list[str], str] | None:
+    """The paste ends inside its last statement (a call never closed, a string never ended): that
+    statement is dropped, not completed, when everything before it parses."""
+    for start in range(len(lines) - 1, 0, -1):
+        if indent_of(lines[start]) or not lines[start].strip():
+            continue  # a top-level statement starts at column 0
+        if exc.lineno is not None and exc.lineno < start + 1:
+            return None  # the error lies before this statement: not a cut at the end
+        try:
+            ast.parse("\n".join(lines[:start]))
+        except SyntaxError:
+            continue
+        return lines[:start], (
+            f"lines {start + 1}-{len(lines)}: the last statement was cut short in the paste "
+            f"({exc.msg}); dropped, not completed"
+        )
+    return None
+
+
+def missing_imports(source: str) -> list[str]:
+    """The names of IMPORTS the code uses and never binds."""
+    tree = ast.parse(source)
+    bound: set[str] = set(dir(builtins))
+    used: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+    return [name for name in IMPORTS if name in used and name not in bound]
+
+
+def repair(blocks: list[str]) -> Repaired:
+    """The code blocks, each repaired, joined, with the imports they use and lack put first."""
+    repaired = [repair_block(block) for block in blocks]
+    repairs = [f"block {i + 1}: {said}" if len(blocks) > 1 else said
+               for i, r in enumerate(repaired) for said in r.repairs]  # fmt: skip
+    source = "\n\n".join(r.source for r in repaired)  # as extract always joined the blocks
+    try:
+        lacking = missing_imports(source)
+    except SyntaxError:
+        return Repaired(source, repairs)
+    if lacking:
+        prelude = "\n".join(IMPORTS[name] for name in lacking)
+        source = f"{prelude}\n\n{source}"
+        repairs.append(f"added the imports it uses and lacks: {', '.join(lacking)}")
+    return Repaired(source, repairs)

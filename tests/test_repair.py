@@ -1,0 +1,78 @@
+"""Pasted code repaired as a triager would: each kind of paste damage, repaired and said, and code
+that is whole left exactly as pasted."""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+
+from kregress.bisect.triage.importer import UpstreamIssue, extract
+from kregress.bisect.triage.repair import repair
+
+KERNEL = """@triton.jit
+def double(x_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    tl.store(x_ptr + offs, tl.load(x_ptr + offs, mask=offs < n) * 2, mask=offs < n)
+
+
+x = torch.ones(64, device="cuda")
+double[(1,)](x, 64, BLOCK=64)
+"""
+
+
+def issue(title: str, body: str) -> UpstreamIssue:
+    url = "https://github.com/triton-lang/triton/issues/1"
+    opened = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
+    return UpstreamIssue(url, "triton-lang/triton", 1, False, title, body, [], [], opened, None)
+
+
+def test_whole_code_is_left_exactly_as_pasted() -> None:
+    code = "import torch\nimport triton\nimport triton.language as tl\n\n\n" + KERNEL
+    repaired = repair([code])
+    assert repaired.source == code and repaired.repairs == []
+
+
+def test_a_kernel_pasted_without_its_imports_gets_the_ones_it_uses() -> None:
+    repaired = repair([KERNEL + "print(math.pi, libdevice)\n"])
+    assert repaired.repairs == ["added the imports it uses and lacks: tl, triton, torch, math, libdevice"]
+    tree = ast.parse(repaired.source)
+    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+                for a in n.names}  # fmt: skip
+    assert {"tl", "triton", "torch", "math", "libdevice"} <= imported
+    assert repaired.source.endswith(KERNEL + "print(math.pi, libdevice)\n")  # the code itself unchanged
+
+
+def test_a_common_indent_and_a_stray_one_are_removed() -> None:
+    quoted = "".join(f"    {line}\n" if line else "\n" for line in KERNEL.splitlines())
+    stray = quoted.replace("    x = torch.ones", "      x = torch.ones")
+    repaired = repair([stray])
+    assert repaired.parses
+    assert repaired.repairs[0] == "removed a common indent of 4 columns"
+    assert repaired.repairs[1].startswith("line 7: a stray indent set to its block's (0 columns)")
+
+
+def test_a_last_statement_cut_short_is_dropped_and_said_never_completed() -> None:
+    cut = "import triton\nimport triton.language as tl\nimport torch\n\n" + KERNEL.replace(
+        "BLOCK=64)\n", "BLOCK=6"
+    )
+    repaired = repair([cut])
+    assert repaired.parses and "double[(1,)]" not in repaired.source
+    assert repaired.repairs == ["lines 12-12: the last statement was cut short in the paste ('(' was never "
+                                "closed); dropped, not completed"]  # fmt: skip
+
+
+def test_a_kernel_block_without_imports_or_language_is_taken_and_a_traceback_is_not() -> None:
+    traceback = "Traceback (most recent call last):\n  x = tl.load(p)\nValueError: boom\n"
+    body = f"```\n{KERNEL}```\n\n```\n{traceback}```\n"
+    evidence = extract(issue("double fails", body))
+    assert evidence.blocks == 1 and "added the imports" in evidence.repairs[0]
+    assert evidence.pasted.startswith("@triton.jit") and evidence.code.startswith("import triton.language")
+    assert evidence.errors == ["ValueError: boom"]
+
+
+def test_an_error_in_the_title_is_quoted_too_after_the_bodys() -> None:
+    body = f"```python\nimport torch, triton\nimport triton.language as tl\n{KERNEL}```\n"
+    only_title = extract(issue("tl.store fails: ValueError: Unsupported ptr type <['64'], int64>", body))
+    assert only_title.errors == ["ValueError: Unsupported ptr type <['64'], int64>"]
+    both = extract(issue("`RuntimeError: boom` on store", body + "\n```\nValueError: deeper\n```\n"))
+    assert both.errors == ["ValueError: deeper", "RuntimeError: boom"]
