@@ -356,6 +356,77 @@ SELECT_ISSUE = {
 }
 
 
+# The same bugs as pasted in real issues: without their imports, with a stray indent, with the
+# error given only in the title (every one of them was a stop at extract or locate before repairs).
+NO_IMPORTS = {**BF16_ISSUE, "body": BF16_ISSUE["body"].replace(
+    "import torch\nimport triton\nimport triton.language as tl\n\n\n", "")}  # fmt: skip
+STRAY_INDENT = {**INT1_ISSUE, "body": INT1_ISSUE["body"].replace("\nkernel[(1,)]()", "\n   kernel[(1,)]()")}
+TITLE_ONLY = {
+    **INT1_ISSUE,
+    "title": "[Interpreter] tl.full with tl.int1: AttributeError: 'InterpreterBuilder' object has no "
+    "attribute 'get_int1_ty'",
+    "body": INT1_ISSUE["body"].split("\n\nwith TRITON_INTERPRET=1")[0] + "\n",
+}
+CUT_SHORT = {**BF16_ISSUE, "body": BF16_ISSUE["body"].replace("accumulate[(2,)](src, dst, 256, BLOCK=128)",
+                                                             "accumulate[(2,)](src, dst, 2")}  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("url", "saved", "repaired"),
+    [
+        ("https://github.com/triton-lang/triton/issues/1387", NO_IMPORTS,
+         "repair: added the imports it uses and lacks: tl, triton, torch"),
+        ("https://github.com/triton-lang/triton/issues/6200", STRAY_INDENT,
+         "repair: line 10: a stray indent set to its block's (0 columns)"),
+        ("https://github.com/triton-lang/triton/issues/6200", TITLE_ONLY,
+         "errors quoted: AttributeError: 'InterpreterBuilder' object has no attribute 'get_int1_ty'"),
+    ],
+    ids=["no-imports", "stray-indent", "error-in-title"],
+)  # fmt: skip
+def test_damaged_pastes_are_repaired_into_proven_drafts_with_the_right_range(
+    tmp_path: Path, url: str, saved: dict, repaired: str
+) -> None:
+    """Each kind of paste damage, on a real bug under real releases: repaired, said, and PROVEN with
+    the range the whole paste gives (3.0.0 ... 3.3.1, first fixed 3.4.0)."""
+    import json
+
+    issue_file = tmp_path / "issue.json"
+    issue_file.write_text(json.dumps(saved))
+    (tmp_path / "corpus").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "kregress.cli", "import", url, "--issue-file", str(issue_file),
+         "--corpus", str(tmp_path / "corpus"), "--no-reduce"],
+        capture_output=True, text=True, timeout=1800, check=False,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert repaired in said and "first fixed triton==3.4.0" in said and "verify: PROVEN" in said, said
+    (draft,) = (tmp_path / "corpus").glob("*_draft")
+    assert tomllib.loads((draft / "case.toml").read_text())["known_bad"][0]["versions"].endswith(",<3.4.0")
+    assert "## Repairs, as a triager would make them" in (draft / "ISSUE.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_paste_cut_inside_its_launch_is_never_proven(tmp_path: Path) -> None:
+    """The launch cut short is dropped, not completed: what is left shows nothing, and the import
+    stops there, saying so, instead of proving the draft on a SyntaxError of its own."""
+    import json
+
+    issue_file = tmp_path / "issue.json"
+    issue_file.write_text(json.dumps(CUT_SHORT))
+    (tmp_path / "corpus").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "kregress.cli", "import", "https://github.com/triton-lang/triton/issues/1387",
+         "--issue-file", str(issue_file), "--corpus", str(tmp_path / "corpus"), "--no-reduce",
+         "-t", "cuda:sm_90"],
+        capture_output=True, text=True, timeout=1800, check=False,
+    )  # fmt: skip
+    said = done.stdout + done.stderr
+    assert done.returncode == 65, said
+    assert "the last statement was cut short in the paste" in said and "PROVEN" not in said
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("url", "saved", "shown", "bisected", "bound"),

@@ -87,9 +87,9 @@ def indent_of(line: str) -> int:
 
 
 def stray_indent(lines: list[str], exc: SyntaxError) -> tuple[list[str], str] | None:
-    """A line indented more (or less) than any block it could belong to: given the indent of the line
-    after it, else of the line before it (of the block that one opens, after a colon), whichever
-    lets the code parse past it."""
+    """A line indented more (or less) than any block it could belong to: given column 0 after two blank
+    lines (top-level statements are parted so), else the indent of the line after it, of the line
+    before it (of the block that one opens, after a colon), whichever lets the code parse past it."""
     if not isinstance(exc, IndentationError) or not exc.lineno or exc.lineno > len(lines):
         return None
     index = exc.lineno - 1
@@ -98,6 +98,9 @@ def stray_indent(lines: list[str], exc: SyntaxError) -> tuple[list[str], str] | 
     opens = earlier is not None and earlier.rstrip().endswith(":")
     wanted = [indent_of(earlier) + 4] if opens and earlier is not None else []
     wanted += [indent_of(line) for line in (later, earlier) if line is not None] + [0]
+    blank_before = next((n for n in range(index) if lines[index - 1 - n].strip()), index)
+    if blank_before >= 2:  # two blank lines part top-level statements: it is one
+        wanted.insert(0, 0)
     for width in dict.fromkeys(wanted):
         if width == indent_of(lines[index]):
             continue
