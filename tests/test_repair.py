@@ -76,3 +76,26 @@ def test_an_error_in_the_title_is_quoted_too_after_the_bodys() -> None:
     assert only_title.errors == ["ValueError: Unsupported ptr type <['64'], int64>"]
     both = extract(issue("`RuntimeError: boom` on store", body + "\n```\nValueError: deeper\n```\n"))
     assert both.errors == ["ValueError: deeper", "RuntimeError: boom"]
+
+
+def test_with_no_error_quoted_only_a_failure_of_the_compilers_shows_the_bug(tmp_path) -> None:
+    """A FAIL of the reporter's own code (a TypeError it raises, a library refusing its arguments)
+    is not the bug; one that does not compile, crashes, or fails the reporter's assertion is."""
+    from kregress.bisect.triage.importer import Locator, Point, Summary
+    from kregress.judge import Outcome
+
+    locator = Locator(tmp_path, "draft", [], Summary("u"), 60.0)
+
+    def point(kind: str, message: str) -> Point:
+        return Point("cpu:interpreter", "triton==3.6.0", Outcome.FAIL, message, kind)
+
+    assert locator.shows(point("COMPILE_ERROR", "COMPILE_ERROR: 1 of 1 configs did not compile"))
+    assert locator.shows(point("CRASH", "CRASH: child process killed by SIGSEGV"))
+    assert locator.shows(point("RUNTIME_ERROR", "RUNTIME_ERROR: CompilationError: at 3:4: bad"))
+    assert locator.shows(point("RUNTIME_ERROR", "RUNTIME_ERROR: AssertionError: 6.0 != 4.0"))
+    assert not locator.shows(point("RUNTIME_ERROR", "RUNTIME_ERROR: TypeError: unsupported operand"))
+    assert not locator.shows(
+        point("RUNTIME_ERROR", "RUNTIME_ERROR: RuntimeError: Expected all tensors on cpu")
+    )
+    error = Point("cpu:interpreter", "triton==3.6.0", Outcome.ERROR, "pasted.py's own code fails", None)
+    assert not locator.shows(error)

@@ -114,6 +114,7 @@ class Point:
     release: str
     outcome: Outcome
     message: str
+    failure_kind: str | None = None
 
     def shown(self) -> str:
         lines = self.message.splitlines()[:2]  # a compile error's second line names the error
@@ -420,9 +421,11 @@ class Locator:
             observation = run.observe(release)
             outcome = Outcome(next(iter(observation.outcomes.values()), Outcome.SKIP))
             message = next(iter(observation.messages.values()), "")
+            failure_kind = next(iter(observation.failure_kinds.values()), None)
         except InfrastructureError as exc:
             outcome, message = Outcome.SKIP, f"could not be judged: {str(exc).splitlines()[0]}"
-        point = Point(target, release, outcome, message)
+            failure_kind = None
+        point = Point(target, release, outcome, message, failure_kind)
         self.summary.judged.append(point)
         print(f"kregress import:   {point.shown()}", file=sys.stderr, flush=True)
         return point
@@ -435,11 +438,31 @@ class Locator:
             return False
         if missing_module(point.message, self.framework):
             return False
-        return not self.patterns or self.matching(point) is not None
+        if not self.patterns:  # nothing quoted to match: only a failure that is the compiler's
+            return compilers_failure(point)
+        return self.matching(point) is not None
 
     def matching(self, point: Point) -> str | None:
         """The most specific quoted error's pattern that the point's message shows."""
         return next((p for p in self.patterns if re.search(p, point.message, re.S)), None)
+
+
+# How a run fails that is the compiler's without a quoted error to match: it does not compile, its
+# process dies or hangs, it runs out of the hardware's resources.
+COMPILER_FAILURES = {"COMPILE_ERROR", "CRASH", "TIMEOUT", "OUT_OF_RESOURCES", "WRONG_RESULT"}
+# Raised while the reporter's code runs: the compiler's exceptions (Triton's, TVM's under TileLang),
+# and an assertion of the reporter's (a wrong value, the usual way a repro says so).
+COMPILERS_EXCEPTIONS = re.compile(
+    r"^RUNTIME_ERROR: (CompilationError|OutOfResources|TVMError|InternalError|AssertionError)\b|LLVM ERROR"
+)
+
+
+def compilers_failure(point: Point) -> bool:
+    """Whether a FAIL is the compiler's by how it failed, not the reporter's code's (a TypeError of
+    its own, a library it calls refusing its arguments)."""
+    if point.failure_kind in COMPILER_FAILURES:
+        return True
+    return point.failure_kind == "RUNTIME_ERROR" and bool(COMPILERS_EXCEPTIONS.search(point.message))
 
 
 MISSING_MODULE = re.compile(r"ModuleNotFoundError: No module named '([\w.]+)'")
