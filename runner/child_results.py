@@ -8,6 +8,7 @@ Stdlib only: adapters build ConfigResults inside toolchain environments.
 from __future__ import annotations
 
 import dataclasses
+import signal
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -23,6 +24,8 @@ class CaseError(KregressError):
 
 # The versions a child runs with, written before its job: what a child that dies leaves behind.
 TOOLCHAIN_FILE = "toolchain.json"
+# Sent to a child before it is killed for running too long: it writes its Python stacks to its log.
+STACKS_SIGNAL = signal.SIGUSR1
 
 
 class JobStatus(str, Enum):

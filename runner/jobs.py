@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.backends import BACKENDS
-from kregress.child_results import TOOLCHAIN_FILE, ConfigResult, JobStatus
+from kregress.child_results import STACKS_SIGNAL, TOOLCHAIN_FILE, ConfigResult, JobStatus
 from kregress.errors import KregressError
 from kregress.matrix import Target
 from kregress.paths import cache_root
@@ -252,8 +253,7 @@ class ForkServer:
         try:
             return self.reply(timeout)["status"]
         except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGKILL)  # the child's own session: ptxas, nvcc, ... too
+            stop(pid, log)
             self.reply(60)
             return None
 
@@ -289,6 +289,38 @@ def close_fork_servers() -> None:
     FORK_SERVERS.clear()
 
 
+STACKS_WAIT = 2.0  # seconds a child stopped for running too long has to write its stacks
+
+
+def stop(pid: int, log: Path) -> None:
+    """Ask the child for its Python stacks (written to its log), give it a moment, then kill its
+    whole session (the compilers it spawned, ptxas and nvcc, too)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, STACKS_SIGNAL)
+        before = log.stat().st_size if log.exists() else 0
+        deadline = time.monotonic() + STACKS_WAIT
+        while time.monotonic() < deadline:
+            time.sleep(0.1)
+            if (
+                log.exists()
+                and log.stat().st_size > before
+                and "\n\n" in log.read_text(errors="replace")[before:]
+            ):
+                break  # faulthandler ends the stacks with a blank line
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def last_frame(log: str) -> str | None:
+    """Where the main thread was, from the stacks faulthandler wrote: its innermost frame."""
+    blocks = re.split(r"\n(?=(?:Current thread|Thread) 0x)", log)
+    main = next((b for b in blocks if b.lstrip().startswith("Current thread")), None)
+    if main is None:
+        main = next((b for b in blocks if re.match(r"\s*Thread 0x", b)), None)
+    frame = re.search(r'File "([^"]+)", line (\d+) in (\S+)', main or "")
+    return f"{Path(frame.group(1)).name}:{frame.group(2)} in {frame.group(3)}" if frame else None
+
+
 def run_in_fresh_interpreter(
     python: str, job_file: Path, env: dict[str, str], log_path: Path, timeout: float
 ) -> int | None:
@@ -305,7 +337,7 @@ def run_in_fresh_interpreter(
         try:
             return child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(child.pid, signal.SIGKILL)  # the whole group: compilers spawn ptxas, nvcc, ...
+            stop(child.pid, log_path)
             child.wait()
             return None
 
@@ -316,8 +348,10 @@ def run_job(
     workdir: Path,
     interpreter: Interpreter | None = None,
     use_fork_server: bool = True,
+    why_timeout: str = "",
 ) -> JobOutcome:
-    """Run the job in a child process, wait at most `timeout` seconds, and classify how it ended."""
+    """Run the job in a child process, wait at most `timeout` seconds (`why_timeout` says why that
+    long, when it is not the case's timeout), and classify how it ended."""
     folder = Path(tempfile.mkdtemp(prefix=f"{job.case_id}-{job.kind}-", dir=workdir))
     job_file = folder / "job.json"
     job_file.write_text(json.dumps(job.spec()))
@@ -340,7 +374,9 @@ def run_job(
     log_tail = tail(log_path.read_text(errors="replace")) if log_path.exists() else ""
     result_path = folder / "result.json"
     if returncode is None:
-        reason = f"no result after {timeout:g} s; killed"
+        reason = f"no result after {timeout:g} s{f' ({why_timeout})' if why_timeout else ''}; killed"
+        where = last_frame(log_path.read_text(errors="replace")) if log_path.exists() else None
+        reason += f"; it was at {where} (its stacks are in the log)" if where else ""
         return JobOutcome(JobStatus.TIMEOUT, reason, toolchain=versions_left(folder), folder=folder,
                           log_tail=log_tail, seconds=seconds)  # fmt: skip
     if returncode != 0 or not result_path.exists():

@@ -37,7 +37,7 @@ from kregress.devices import (
 from kregress.errors import KregressError
 from kregress.frameworks import FRAMEWORKS
 from kregress.item import judge_item, toolchain_interpreter, with_native_compiler
-from kregress.job_durations import last_durations
+from kregress.job_durations import last_durations, watchdog_timeout
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
 from kregress.judge import Outcome, Verdict
 from kregress.kinds import KINDS, Expectation, Plan
@@ -543,6 +543,11 @@ class CaseItem(pytest.Item):
         given = self.config.getoption("case_timeout")
         return given if given is not None else float(self.case.manifest.timeout or DEFAULT_TIMEOUT)
 
+    def job_timeout(self) -> tuple[float, str]:
+        """The case's timeout, or for a device job the watchdog's bound when that comes first."""
+        known = durations_for_order(self.config) if self.target.kind == "device" else {}
+        return watchdog_timeout(self.timeout(), known, self.nodeid)
+
     def setup(self) -> None:
         interpreter = interpreter_for(self.config, self.target)
         if isinstance(interpreter, str):
@@ -611,12 +616,14 @@ class CaseItem(pytest.Item):
             ):
                 if on_device:
                     state(self.config).device_waits[job.key] = round(time.perf_counter() - asked, 3)
+                timeout, why = self.job_timeout()
                 memo[job.key] = run_job(
                     job,
-                    self.timeout(),
+                    timeout,
                     state(self.config).workdir,
                     interpreter=interpreter,
                     use_fork_server=not self.config.getoption("no_fork_server"),
+                    why_timeout=why,
                 )
         self.device_wait_s = state(self.config).device_waits.get(job.key, self.device_wait_s)
         self.job_started_at = state(self.config).job_starts.get(job.key, self.job_started_at)

@@ -8,6 +8,7 @@ pytest process itself never imports the compiler under test.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import importlib.util
 import json
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.adapters import CompilerBroken, HarnessError, MeasurementError, Unsupported
-from kregress.child_results import TOOLCHAIN_FILE, CaseError, JobStatus
+from kregress.child_results import STACKS_SIGNAL, TOOLCHAIN_FILE, CaseError, JobStatus
 from kregress.frameworks import FRAMEWORKS
 
 
@@ -144,6 +145,9 @@ def device_missing(job: dict[str, Any]) -> str | None:
 
 
 def main(argv: list[str]) -> int:
+    # A parent that stops this child for running too long asks first for its Python stacks (into
+    # the child's log, which the TIMEOUT record shows): where a spinning kernel or a hung compile was.
+    faulthandler.register(STACKS_SIGNAL, all_threads=True)
     job_file = Path(argv[0])
     job = json.loads(job_file.read_text())
     out_dir = job_file.parent

@@ -111,3 +111,27 @@ def test_no_outcome_is_spelled_as_a_string_outside_its_enum() -> None:
             if isinstance(node, ast.Constant) and node.value in words:
                 found.append(f"{path.relative_to(REPO)}:{node.lineno}: {node.value!r}")
     assert found == []
+
+
+def test_a_hung_child_is_stopped_with_its_python_stacks_in_the_record(corpus_runner) -> None:
+    """Before it is killed, a child past its time writes where it was: the record says the frame."""
+    run = corpus_runner(
+        "outcomes/crashes", args=("--target", "cpu:interpreter", "-k", "hang", "--case-timeout", "2")
+    )
+    message = run.item("crashes::numerics-check_hang[cpu:interpreter]")["message"]
+    assert "no result after 2 s; killed; it was at repro.py:" in message and "in check_hang" in message
+
+
+def test_a_device_job_is_stopped_at_five_times_its_usual_duration_never_under_thirty_seconds() -> None:
+    from kregress.job_durations import watchdog_timeout
+
+    known = {"a::x[cuda:device]": 9.0, "b::y[cuda:device]": 2.0, "c::z[cuda:sm_90]": 20.0}
+    assert watchdog_timeout(600, known, "a::x[cuda:device]") == (
+        45.0,
+        "5x its usual 9.0 s on this machine, at least 30 s",
+    )
+    assert watchdog_timeout(600, known, "b::y[cuda:device]")[0] == 30.0
+    never_timed = watchdog_timeout(600, known, "new::n[cuda:device]")
+    assert never_timed == (100.0, "5x the slowest item's 20.0 s here, at least 30 s")
+    assert watchdog_timeout(20, known, "a::x[cuda:device]") == (20, "")  # the case's timeout comes first
+    assert watchdog_timeout(600, {}, "a::x[cuda:device]") == (600, "")  # nothing known: the case's
