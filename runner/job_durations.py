@@ -40,27 +40,27 @@ def remember_durations(backend: str, seconds: dict[str, float]) -> None:
 
 
 WATCHDOG_FACTOR = 5.0  # a device job past this many times its usual duration is stopped
-WATCHDOG_FLOOR = 30.0  # ... but never before this many seconds
+WATCHDOG_FLOOR = 30.0  # ... but never before this many seconds (nor one never timed here)
 
 
 def watchdog_timeout(timeout: float, known: dict[str, float], nodeid: str) -> tuple[float, str]:
     """How long a device job may run, and why when that is not the case's `timeout`: past
-    WATCHDOG_FACTOR times its item's usual duration on this machine (the slowest item's, for one
-    never timed here), never under WATCHDOG_FLOOR, so a spinning kernel holds the device and its
-    lock for seconds, not the case's timeout. Without any duration known: the case's timeout."""
+    WATCHDOG_FACTOR times its item's usual duration on this machine, never under WATCHDOG_FLOOR
+    (an item never timed here has no usual duration: the floor), so a spinning kernel holds the
+    device and its lock for seconds, not the case's timeout. On a machine that has timed nothing
+    yet (its first run): the case's timeout."""
     if not known:
         return timeout, ""
     usual = known.get(nodeid)
-    basis = usual if usual is not None else max(known.values())
-    said = (
-        f"its usual {basis:.1f} s on this machine"
-        if usual is not None
-        else f"the slowest item's {basis:.1f} s here"
-    )
-    bound = max(WATCHDOG_FACTOR * basis, WATCHDOG_FLOOR)
+    bound = max(WATCHDOG_FACTOR * (usual or 0.0), WATCHDOG_FLOOR)
     if bound >= timeout:
         return timeout, ""
-    return bound, f"{WATCHDOG_FACTOR:g}x {said}, at least {WATCHDOG_FLOOR:g} s"
+    if usual is None:
+        return bound, f"never timed on this machine: {WATCHDOG_FLOOR:g} s"
+    return (
+        bound,
+        f"{WATCHDOG_FACTOR:g}x its usual {usual:.1f} s on this machine, at least {WATCHDOG_FLOOR:g} s",
+    )
 
 
 __all__ = ["durations_path", "last_durations", "remember_durations", "watchdog_timeout"]

@@ -312,13 +312,23 @@ def stop(pid: int, log: Path) -> None:
 
 
 def last_frame(log: str) -> str | None:
-    """Where the main thread was, from the stacks faulthandler wrote: its innermost frame."""
+    """Where the main thread was, from the stacks faulthandler wrote: its innermost frame, and the
+    innermost one of the case's own code when that is another (a kernel spinning under a torch
+    synchronize is the repro's launch)."""
     blocks = re.split(r"\n(?=(?:Current thread|Thread) 0x)", log)
     main = next((b for b in blocks if b.lstrip().startswith("Current thread")), None)
     if main is None:
         main = next((b for b in blocks if re.match(r"\s*Thread 0x", b)), None)
-    frame = re.search(r'File "([^"]+)", line (\d+) in (\S+)', main or "")
-    return f"{Path(frame.group(1)).name}:{frame.group(2)} in {frame.group(3)}" if frame else None
+    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', main or "")
+    if not frames:
+        return None
+    shown = [f"{Path(path).name}:{line} in {name}" for path, line, name in frames]
+    libraries = ("site-packages", "/kregress/", "<")
+    own = next(
+        (s for (path, _, _), s in zip(frames, shown, strict=True) if not any(x in path for x in libraries)),
+        None,
+    )
+    return shown[0] if own in (None, shown[0]) else f"{own} (in {shown[0]})"
 
 
 def run_in_fresh_interpreter(
