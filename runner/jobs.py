@@ -301,34 +301,39 @@ def stop(pid: int, log: Path) -> None:
         deadline = time.monotonic() + STACKS_WAIT
         while time.monotonic() < deadline:
             time.sleep(0.1)
-            if (
-                log.exists()
-                and log.stat().st_size > before
-                and "\n\n" in log.read_text(errors="replace")[before:]
-            ):
-                break  # faulthandler ends the stacks with a blank line
+            written = log.read_text(errors="replace")[before:] if log.exists() else ""
+            if "Current thread 0x" in written:  # the thread that took the signal; the rest follow
+                time.sleep(0.2)
+                break
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
 
 
-def last_frame(log: str) -> str | None:
-    """Where the main thread was, from the stacks faulthandler wrote: its innermost frame, and the
-    innermost one of the case's own code when that is another (a kernel spinning under a torch
+STACK = re.compile(r"^(Current thread|Thread) 0x[0-9a-f]+ [^\n]*:\n((?:[ \t]+File [^\n]*\n?)+)", re.M)
+FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
+
+
+def last_frame(log: str, case_folder: Path) -> str | None:
+    """Where the child was, from the stacks faulthandler wrote: the innermost frame of the thread
+    running the case's own code (a file of `case_folder`; else of the thread that took the signal),
+    and the innermost one of the case's code when that is another (a kernel spinning under a torch
     synchronize is the repro's launch)."""
-    blocks = re.split(r"\n(?=(?:Current thread|Thread) 0x)", log)
-    main = next((b for b in blocks if b.lstrip().startswith("Current thread")), None)
-    if main is None:
-        main = next((b for b in blocks if re.match(r"\s*Thread 0x", b)), None)
-    frames = re.findall(r'File "([^"]+)", line (\d+) in (\S+)', main or "")
-    if not frames:
+    stacks = [(m.group(1), FRAME.findall(m.group(2))) for m in STACK.finditer(log)]
+    stacks = [(kind, frames) for kind, frames in stacks if frames]
+    if not stacks:
         return None
-    shown = [f"{Path(path).name}:{line} in {name}" for path, line, name in frames]
-    libraries = ("site-packages", "/kregress/", "<")
-    own = next(
-        (s for (path, _, _), s in zip(frames, shown, strict=True) if not any(x in path for x in libraries)),
-        None,
+    folder = str(case_folder)
+
+    def own(frames: list[tuple[str, str, str]]) -> tuple[str, str, str] | None:
+        return next((f for f in frames if f[0].startswith(folder)), None)
+
+    frames = next((f for _, f in stacks if own(f)), None) or next(
+        (f for kind, f in stacks if kind == "Current thread"), stacks[0][1]
     )
-    return shown[0] if own in (None, shown[0]) else f"{own} (in {shown[0]})"
+    shown = [f"{Path(path).name}:{line} in {name}" for path, line, name in frames]
+    mine = own(frames)
+    at = shown[frames.index(mine)] if mine else None
+    return shown[0] if at in (None, shown[0]) else f"{at} (in {shown[0]})"
 
 
 def run_in_fresh_interpreter(
@@ -385,7 +390,8 @@ def run_job(
     result_path = folder / "result.json"
     if returncode is None:
         reason = f"no result after {timeout:g} s{f' ({why_timeout})' if why_timeout else ''}; killed"
-        where = last_frame(log_path.read_text(errors="replace")) if log_path.exists() else None
+        written = log_path.read_text(errors="replace") if log_path.exists() else ""
+        where = last_frame(written, job.repro.parent)
         reason += f"; it was at {where} (its stacks are in the log)" if where else ""
         return JobOutcome(JobStatus.TIMEOUT, reason, toolchain=versions_left(folder), folder=folder,
                           log_tail=log_tail, seconds=seconds)  # fmt: skip

@@ -3,6 +3,8 @@ ahead-of-time compiles use the specialization of a real launch."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conftest import CorpusRun, run_corpus
@@ -145,5 +147,12 @@ def test_a_timeout_names_the_cases_own_frame_beneath_a_library_call() -> None:
         '  File "/tmp/c/spinning_kernel/repro.py", line 19 in check_spins\n'
         '  File "/venv/lib/python3.12/site-packages/kregress/worker.py", line 118 in run_job\n'
     )
-    assert last_frame(stacks) == "repro.py:19 in check_spins (in __init__.py:1162 in synchronize)"
-    assert last_frame("no stacks here") is None
+    case = Path("/tmp/c/spinning_kernel")
+    assert last_frame(stacks, case) == "repro.py:19 in check_spins (in __init__.py:1162 in synchronize)"
+    # Written after the child's own output, a torch thread first: the case's thread is the one shown.
+    other = (
+        "Thread 0x00007e (most recent call first):\n"
+        '  File "/venv/lib/python3.12/threading.py", line 359 in wait\n'
+    )
+    assert last_frame("a warning\n\n" + other + "\n" + stacks, case) == last_frame(stacks, case)
+    assert last_frame("no stacks here", case) is None
