@@ -8,7 +8,6 @@ Stdlib only: adapters build ConfigResults inside toolchain environments.
 from __future__ import annotations
 
 import dataclasses
-import signal
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
@@ -24,8 +23,10 @@ class CaseError(KregressError):
 
 # The versions a child runs with, written before its job: what a child that dies leaves behind.
 TOOLCHAIN_FILE = "toolchain.json"
-# Sent to a child before it is killed for running too long: it writes its Python stacks to its log.
-STACKS_SIGNAL = signal.SIGUSR1
+# When a child that is still running writes its Python stacks to its log (seconds after it
+# starts): just before its parent stops it for running too long. A timer in the child, not a
+# signal: a child may inherit a mask that blocks signals (seen under pytest-xdist on a GPU runner).
+STACKS_AFTER = "KREGRESS_STACKS_AFTER"
 
 
 class JobStatus(str, Enum):

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.backends import BACKENDS
-from kregress.child_results import STACKS_SIGNAL, TOOLCHAIN_FILE, ConfigResult, JobStatus
+from kregress.child_results import STACKS_AFTER, TOOLCHAIN_FILE, ConfigResult, JobStatus
 from kregress.errors import KregressError
 from kregress.matrix import Target
 from kregress.paths import cache_root
@@ -253,7 +253,7 @@ class ForkServer:
         try:
             return self.reply(timeout)["status"]
         except TimeoutError:
-            stop(pid, log)
+            stop(pid)
             self.reply(60)
             return None
 
@@ -289,22 +289,16 @@ def close_fork_servers() -> None:
     FORK_SERVERS.clear()
 
 
-STACKS_WAIT = 2.0  # seconds a child stopped for running too long has to write its stacks
+STACKS_LEAD = 1.5  # seconds before its timeout a child writes its stacks
 
 
-def stop(pid: int, log: Path) -> None:
-    """Ask the child for its Python stacks (written to its log), give it a moment, then kill its
-    whole session (the compilers it spawned, ptxas and nvcc, too)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, STACKS_SIGNAL)
-        before = log.stat().st_size if log.exists() else 0
-        deadline = time.monotonic() + STACKS_WAIT
-        while time.monotonic() < deadline:
-            time.sleep(0.1)
-            written = log.read_text(errors="replace")[before:] if log.exists() else ""
-            if "Current thread 0x" in written:  # the thread that took the signal; the rest follow
-                time.sleep(0.2)
-                break
+def stacks_after(timeout: float) -> float:
+    """When a child with `timeout` seconds writes its stacks: just before it is stopped."""
+    return max(timeout - STACKS_LEAD, timeout * 0.8)
+
+
+def stop(pid: int) -> None:
+    """Kill the child's whole session (the compilers it spawned, ptxas and nvcc, too)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
 
@@ -315,7 +309,7 @@ FRAME = re.compile(r'File "([^"]+)", line (\d+) in (\S+)')
 
 def last_frame(log: str, case_folder: Path) -> str | None:
     """Where the child was, from the stacks faulthandler wrote: the innermost frame of the thread
-    running the case's own code (a file of `case_folder`; else of the thread that took the signal),
+    running the case's own code (a file of `case_folder`; else of the current thread),
     and the innermost one of the case's code when that is another (a kernel spinning under a torch
     synchronize is the repro's launch)."""
     stacks = [(m.group(1), FRAME.findall(m.group(2))) for m in STACK.finditer(log)]
@@ -352,7 +346,7 @@ def run_in_fresh_interpreter(
         try:
             return child.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            stop(child.pid, log_path)
+            stop(child.pid)
             child.wait()
             return None
 
@@ -373,7 +367,7 @@ def run_job(
     log_path = folder / "child.log"
     started = time.perf_counter()
     interpreter = interpreter or Interpreter()
-    env = job.environment(interpreter)
+    env = {**job.environment(interpreter), STACKS_AFTER: f"{stacks_after(timeout):.3f}"}
     interpret = job.target.kind == "interpreter"
     server = fork_server(interpreter, interpret) if use_fork_server else None
     try:

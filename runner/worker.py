@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from kregress.adapters import CompilerBroken, HarnessError, MeasurementError, Unsupported
-from kregress.child_results import STACKS_SIGNAL, TOOLCHAIN_FILE, CaseError, JobStatus
+from kregress.child_results import STACKS_AFTER, TOOLCHAIN_FILE, CaseError, JobStatus
 from kregress.frameworks import FRAMEWORKS
 
 
@@ -145,9 +145,10 @@ def device_missing(job: dict[str, Any]) -> str | None:
 
 
 def main(argv: list[str]) -> int:
-    # A parent that stops this child for running too long asks first for its Python stacks (into
-    # the child's log, which the TIMEOUT record shows): where a spinning kernel or a hung compile was.
-    faulthandler.register(STACKS_SIGNAL, all_threads=True)
+    # Just before the parent stops this child for running too long, its Python stacks go to its log
+    # (which the TIMEOUT record reads): where a spinning kernel or a hung compile was.
+    if os.environ.get(STACKS_AFTER):
+        faulthandler.dump_traceback_later(float(os.environ[STACKS_AFTER]))
     job_file = Path(argv[0])
     job = json.loads(job_file.read_text())
     out_dir = job_file.parent
