@@ -371,6 +371,21 @@ CUT_SHORT = {**BF16_ISSUE, "body": BF16_ISSUE["body"].replace("accumulate[(2,)](
                                                              "accumulate[(2,)](src, dst, 2")}  # fmt: skip
 
 
+def import_saved(tmp_path: Path, url: str, saved: dict, *extra: str) -> tuple[int, str]:
+    """`kregress import URL --issue-file` of an issue saved as JSON, into a corpus of its own."""
+    import json
+
+    issue_file = tmp_path / "issue.json"
+    issue_file.write_text(json.dumps(saved))
+    (tmp_path / "corpus").mkdir()
+    done = subprocess.run(
+        [sys.executable, "-m", "kregress.cli", "import", url, "--issue-file", str(issue_file),
+         "--corpus", str(tmp_path / "corpus"), "--no-reduce", *extra],
+        capture_output=True, text=True, timeout=1800, check=False,
+    )  # fmt: skip
+    return done.returncode, done.stdout + done.stderr
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("url", "saved", "repaired"),
@@ -389,18 +404,8 @@ def test_damaged_pastes_are_repaired_into_proven_drafts_with_the_right_range(
 ) -> None:
     """Each kind of paste damage, on a real bug under real releases: repaired, said, and PROVEN with
     the range the whole paste gives (3.0.0 ... 3.3.1, first fixed 3.4.0)."""
-    import json
-
-    issue_file = tmp_path / "issue.json"
-    issue_file.write_text(json.dumps(saved))
-    (tmp_path / "corpus").mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "kregress.cli", "import", url, "--issue-file", str(issue_file),
-         "--corpus", str(tmp_path / "corpus"), "--no-reduce"],
-        capture_output=True, text=True, timeout=1800, check=False,
-    )  # fmt: skip
-    said = done.stdout + done.stderr
-    assert done.returncode == 0, said
+    code, said = import_saved(tmp_path, url, saved)
+    assert code == 0, said
     assert repaired in said and "first fixed triton==3.4.0" in said and "verify: PROVEN" in said, said
     (draft,) = (tmp_path / "corpus").glob("*_draft")
     assert tomllib.loads((draft / "case.toml").read_text())["known_bad"][0]["versions"].endswith(",<3.4.0")
@@ -411,19 +416,9 @@ def test_damaged_pastes_are_repaired_into_proven_drafts_with_the_right_range(
 def test_a_paste_cut_inside_its_launch_is_never_proven(tmp_path: Path) -> None:
     """The launch cut short is dropped, not completed: what is left shows nothing, and the import
     stops there, saying so, instead of proving the draft on a SyntaxError of its own."""
-    import json
-
-    issue_file = tmp_path / "issue.json"
-    issue_file.write_text(json.dumps(CUT_SHORT))
-    (tmp_path / "corpus").mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "kregress.cli", "import", "https://github.com/triton-lang/triton/issues/1387",
-         "--issue-file", str(issue_file), "--corpus", str(tmp_path / "corpus"), "--no-reduce",
-         "-t", "cuda:sm_90"],
-        capture_output=True, text=True, timeout=1800, check=False,
-    )  # fmt: skip
-    said = done.stdout + done.stderr
-    assert done.returncode == 65, said
+    url = "https://github.com/triton-lang/triton/issues/1387"
+    code, said = import_saved(tmp_path, url, CUT_SHORT, "-t", "cuda:sm_90")
+    assert code == 65, said
     assert "the last statement was cut short in the paste" in said and "PROVEN" not in said
 
 
@@ -447,18 +442,8 @@ def test_real_issues_saved_as_json_become_proven_drafts(
     """A compile error on sm_90 (the first launch captured and compiled for the target), an
     interpreter bug, and a TileLang build that nvcc refuses (the first prim_func handed to
     tilelang.compile), each under the release of the issue's date, bisected over real releases."""
-    import json
-
-    issue_file = tmp_path / "issue.json"
-    issue_file.write_text(json.dumps(saved))
-    (tmp_path / "corpus").mkdir()
-    done = subprocess.run(
-        [sys.executable, "-m", "kregress.cli", "import", url, "--issue-file", str(issue_file),
-         "--corpus", str(tmp_path / "corpus"), "--no-reduce"],
-        capture_output=True, text=True, timeout=1800, check=False,
-    )  # fmt: skip
-    said = done.stdout + done.stderr
-    assert done.returncode == 0, said
+    code, said = import_saved(tmp_path, url, saved)
+    assert code == 0, said
     assert shown in said and bisected in said and "verify: PROVEN" in said
     (draft,) = (tmp_path / "corpus").glob("*_draft")
     manifest = tomllib.loads((draft / "case.toml").read_text())

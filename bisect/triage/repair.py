@@ -16,6 +16,8 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
+from kregress.pasted import bound_names
+
 # What a name the code uses and never binds is, as a reporter's imports had it.
 IMPORTS = {
     "tl": "import triton.language as tl",
@@ -139,19 +141,10 @@ def cut_short(lines: list[str], exc: SyntaxError) -> tuple[list[str], str] | Non
 
 
 def missing_imports(source: str) -> list[str]:
-    """The names of IMPORTS the code uses and never binds."""
+    """The names of IMPORTS the code uses and never binds (bound as kregress.pasted reads a paste)."""
     tree = ast.parse(source)
-    bound: set[str] = set(dir(builtins))
-    used: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
+    bound = bound_names(tree) | set(dir(builtins))
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
     return [name for name in IMPORTS if name in used and name not in bound]
 
 
