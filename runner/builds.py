@@ -221,7 +221,7 @@ class BuildCache:
                 return str(spec_path)
             record = {"made_from": None, "uncompiled_files": 0}
         record.update(
-            package=self.package, commit=sha, repository=str(self.repo), compiled_inputs=compiled,
+            package=self.package_built(out), commit=sha, repository=str(self.repo), compiled_inputs=compiled,
             seconds=round(time.perf_counter() - started, 3), made_at=time.time(),
         )  # fmt: skip
         (out / BUILD_RECORD).write_text(json.dumps(record, indent=1))
@@ -230,6 +230,12 @@ class BuildCache:
         )
         (folder / "toolchain").write_text(spec)
         return spec
+
+    def package_built(self, out: Path) -> str:
+        """The package a build made: the distribution its wheel names (a PR's checkout folder says
+        nothing), else the name the cache was given."""
+        wheel = next(iter(sorted(out.glob("*.whl"))), None)
+        return wheel.name.split("-")[0].replace("_", "-") if wheel else self.package
 
     def compiled_digest(self, files: dict[str, str]) -> str:
         """The commit's compiled inputs: every file a build compiles or reads, by content."""
