@@ -145,6 +145,7 @@ class BuildCache:
             root or cache_root() / "builds"
         ) / f"{label}-{hashlib.sha256(identity.encode()).hexdigest()[:12]}"
         self.package = name or self.repo.name.removesuffix(".git")
+        self.named = name is not None
         size_gb = float(os.environ.get(SIZE_VARIABLE) or DEFAULT_SIZE_GB)
         self.limit_bytes = limit_bytes if limit_bytes is not None else int(size_gb * 2**30)
         self.log = log
@@ -232,10 +233,11 @@ class BuildCache:
         return spec
 
     def package_built(self, out: Path) -> str:
-        """The package a build made: the distribution its wheel names (a PR's checkout folder says
-        nothing), else the name the cache was given."""
+        """The package a build made: the name the cache was given (the matrix's: triton-xpu builds a
+        wheel named triton), else the distribution its wheel names (a PR's checkout folder says
+        nothing)."""
         wheel = next(iter(sorted(out.glob("*.whl"))), None)
-        return wheel.name.split("-")[0].replace("_", "-") if wheel else self.package
+        return self.package if self.named or wheel is None else wheel.name.split("-")[0].replace("_", "-")
 
     def compiled_digest(self, files: dict[str, str]) -> str:
         """The commit's compiled inputs: every file a build compiles or reads, by content."""
