@@ -56,6 +56,7 @@ def kcc(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     return repo, base, tmp_path / "builds.log"
 
 
+@pytest.mark.slow  # twelve real builds
 def test_each_commit_is_built_once_and_python_only_commits_are_made_from_a_kept_build(
     kcc, tmp_path: Path
 ) -> None:

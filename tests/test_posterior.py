@@ -156,6 +156,7 @@ def test_the_rates_are_learned_from_the_search_itself() -> None:
     assert result.learned[0] > history.mean()[0] + 0.03  # from about 0.11 towards 0.3
 
 
+@pytest.mark.slow  # 600 searches
 @pytest.mark.parametrize(("flake", "one_sided"), [(0.1, False), (0.3, False), (0.3, True)])
 def test_flaky_searches_are_right_as_often_as_they_claim(flake: float, one_sided: bool) -> None:
     """200 searches over 32 commits with the rates known from 50 runs each way: at least 97 % right
