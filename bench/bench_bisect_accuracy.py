@@ -33,7 +33,6 @@ from kregress.bisect.confidence import (
     expected_points,
     per_point_target,
 )
-from kregress.bisect.noise import noise_from_counts
 from kregress.bisect.posterior import NoiseModel, posterior_search
 from kregress.bisect.search import PointVerdict, search
 
@@ -62,7 +61,7 @@ def learned_noise(flake: float, one_sided: bool, rng: random.Random) -> NoiseMod
     code, each rate the share of verdicts that lied (kregress.bisect.noise does this from SQLite)."""
     false_fails = sum(rng.random() < flake for _ in range(HISTORY_RUNS))
     false_passes = 0 if one_sided else sum(rng.random() < flake for _ in range(HISTORY_RUNS))
-    return noise_from_counts(false_fails, HISTORY_RUNS, false_passes, HISTORY_RUNS)
+    return NoiseModel.from_counts(false_fails, HISTORY_RUNS, false_passes, HISTORY_RUNS)
 
 
 def posterior(

@@ -15,12 +15,7 @@ from pathlib import Path
 from kregress.bisect.posterior import NoiseModel
 from kregress.history import connect
 from kregress.judge import Outcome
-
-HELD = {Outcome.PASS.value, Outcome.XFAIL.value, Outcome.XPASS.value}
-
-
-def noise_from_counts(false_fails: int, good_runs: int, false_passes: int, bad_runs: int) -> NoiseModel:
-    return NoiseModel.from_counts(false_fails, good_runs, false_passes, bad_runs)
+from kregress.results import HELD
 
 
 def side_counts(outcomes: list[str]) -> tuple[int, int, int, int]:
@@ -61,4 +56,4 @@ def noise_from_history(
     for outcomes in nights.values():  # nights under one toolchain: their majority is the truth
         totals = [a + b for a, b in zip(totals, side_counts(outcomes), strict=True)]
     false_fails, good_runs, false_passes, bad_runs = totals
-    return noise_from_counts(false_fails, good_runs, false_passes, bad_runs)
+    return NoiseModel.from_counts(false_fails, good_runs, false_passes, bad_runs)

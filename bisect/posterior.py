@@ -18,7 +18,6 @@ guess. A deterministic item (both rates known to be 0) is exactly plain bisectio
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -242,8 +241,3 @@ def posterior_search(
     result.range = posterior.span(confidence)
     result.culprit = culprit if probability >= confidence else None
     return result
-
-
-def plain_bits(count: int) -> float:
-    """log2 of the culprits a search over range(count) with verified ends chooses among."""
-    return math.log2(max(count - 1, 1))

@@ -74,18 +74,14 @@ class BuildRecipe:
     def uncompiled_destination(self, path: str) -> str | None:
         """Where a file of the tree lands in the wheel, when it is shipped uncompiled."""
         for mapping in self.uncompiled:
-            folder = mapping.source.strip("/") + "/"
-            if path.startswith(folder) and matches(path[len(folder) :], mapping.glob):
-                return f"{mapping.installed.strip('/')}/{path[len(folder) :]}"
+            inside = relative(path, mapping.source, mapping.glob)
+            if inside is not None:
+                return f"{mapping.installed.strip('/')}/{inside}"
         return None
 
     def shipped_uncompiled(self, name: str) -> bool:
         """Whether a file of a wheel is one the recipe ships uncompiled (a commit's own replaces it)."""
-        for mapping in self.uncompiled:
-            folder = mapping.installed.strip("/") + "/"
-            if name.startswith(folder) and matches(name[len(folder) :], mapping.glob):
-                return True
-        return False
+        return any(relative(name, m.installed, m.glob) is not None for m in self.uncompiled)
 
     def is_unpackaged(self, path: str) -> bool:
         return any(matches(path, pattern) for pattern in self.unpackaged)
@@ -104,11 +100,25 @@ def tree_files(repo: Path, commit: str) -> dict[str, str]:
     return files
 
 
-def git(repo: Path, *args: str, data: bool = False) -> str:
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=False)
+def git_bytes(repo: Path, *args: str) -> bytes:
+    """What `git -C repo ARGS` prints; BuildFailed naming the command when it fails."""
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
     if done.returncode != 0:
-        raise BuildFailed(f"git {' '.join(args[:3])} in {repo}: {done.stderr.strip() or done.stdout.strip()}")
+        said = (done.stderr or done.stdout).decode(errors="replace").strip()
+        raise BuildFailed(f"git {' '.join(args[:3])} in {repo}: {said}")
     return done.stdout
+
+
+def git(repo: Path, *args: str) -> str:
+    return git_bytes(repo, *args).decode()
+
+
+def relative(path: str, folder: str, pattern: str) -> str | None:
+    """`path` below `folder` when it matches `pattern` there, else None."""
+    prefix = folder.strip("/") + "/"
+    if path.startswith(prefix) and matches(path[len(prefix) :], pattern):
+        return path[len(prefix) :]
+    return None
 
 
 def matches(path: str, pattern: str) -> bool:
@@ -261,22 +271,20 @@ class BuildCache:
             for path, blob in files.items()
             if (destination := self.recipe.uncompiled_destination(path)) is not None
         }
-        changed = 0
-        for wheel in sorted((self.folder(base["commit"]) / "out").glob("*.whl")):
-            changed += rewrite_wheel(wheel, out / wheel.name, self.recipe, set(shipped),
-                                     lambda d: git_blob(self.repo, shipped[d]))  # fmt: skip
-        return changed
+
+        def read(destination: str) -> bytes:
+            return git_bytes(self.repo, "cat-file", "blob", shipped[destination])
+
+        wheels = sorted((self.folder(base["commit"]) / "out").glob("*.whl"))
+        return sum(rewrite_wheel(w, out / w.name, self.recipe, set(shipped), read) for w in wheels)
 
     def build_from_source(
         self, sha: str, folder: Path, out: Path, cancel: threading.Event | None
     ) -> Path | None:
         src = folder / "src"
         src.mkdir()
-        archive = subprocess.run(["git", "-C", str(self.repo), "archive", "--format=tar", sha],
-                                 capture_output=True, check=False)  # fmt: skip
-        if archive.returncode != 0:
-            raise BuildFailed(f"git archive {sha}: {archive.stderr.decode(errors='replace').strip()}")
-        with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        archive = git_bytes(self.repo, "archive", "--format=tar", sha)
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
             tar.extractall(src, filter="data")
         if self.build_cmd is None:
             return src
@@ -334,15 +342,6 @@ class BuildCache:
         for sha in removed:
             self.log(f"{sha[:12]}: pruned (the build cache keeps {limit / 2**30:.1f} GiB)")
         return removed
-
-
-def git_blob(repo: Path, blob: str) -> bytes:
-    done = subprocess.run(
-        ["git", "-C", str(repo), "cat-file", "blob", blob], capture_output=True, check=False
-    )
-    if done.returncode != 0:
-        raise BuildFailed(f"git cat-file {blob}: {done.stderr.decode(errors='replace').strip()}")
-    return done.stdout
 
 
 def record_hash(data: bytes) -> str:

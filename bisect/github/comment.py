@@ -23,7 +23,7 @@ from kregress.bisect.github.client import IssueRef, Reporter, ReportError, issue
 from kregress.errors import ExitCode
 from kregress.judge import Outcome
 from kregress.markdown import fenced
-from kregress.results import report_name
+from kregress.results import built_commits, report_name
 
 
 def target_of(text: str, repository: str | None) -> IssueRef:
@@ -154,11 +154,9 @@ def culprit_report(
 
 def fixing_range(item: dict[str, Any]) -> str:
     """The commits after the last build where it failed, up to tonight's (a head's fix)."""
-    before = {k: v for k, v in (item.get("was_toolchain") or {}).items() if k.endswith(" commit")}
-    now = {k: v for k, v in (item.get("toolchain") or {}).items() if k.endswith(" commit")}
-    ranges = [
-        f"{k.removesuffix(' commit')} `{before[k][:12]}..{now[k][:12]}`" for k in sorted(now) if k in before
-    ]
+    before, now = built_commits({"toolchain": item.get("was_toolchain")}), built_commits(item)
+    ranges = [f"{package} `{before[package][:12]}..{commit[:12]}`" for package, commit in sorted(now.items())
+              if package in before]  # fmt: skip
     return ", ".join(ranges) or "the commits since the last night (not recorded)"
 
 
