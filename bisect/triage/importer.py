@@ -649,7 +649,11 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     write_draft(folder, issue, evidence)
     summary.draft = folder
     summary.add(f"draft: {folder}/ (pasted.py as pasted, repro.py, case.toml, ISSUE.md)")
-    patterns = [p for e in evidence.errors if (p := error_pattern(e))]
+    quoted: dict[str, str] = {}  # the errors' patterns, the most specific first -> its error
+    for error in evidence.errors:
+        if (found := error_pattern(error)) is not None:
+            quoted.setdefault(found, error)
+    patterns = list(quoted)
     matrix = load_matrix(args.matrix)
     judged_here = {name: (t.kind, t.backend) for name, t in matrix.named.items() if t.kind != "device"}
     targets = [
@@ -668,7 +672,7 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     located = next(p for p in summary.judged if (p.target, p.release) == (target, release))
     pattern = locator.matching(located)
     if pattern is not None:  # the most specific error quoted that the draft shows is the one kept
-        evidence.error = evidence.errors[[error_pattern(e) for e in evidence.errors].index(pattern)]
+        evidence.error = quoted[pattern]
         locator.patterns = [pattern]
         write_issue_md(folder, issue, evidence)
     summary.add(f"locate: shows on {target} under {release}" + (f" (/{pattern}/)" if pattern else ""))
