@@ -139,6 +139,7 @@ class Act:
     secrets: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)  # for every job (act's --env)
     path: list[Path] = field(default_factory=list)  # put before PATH, as a runner's own tools are
+    repository: str = OWNER_REPO  # the project's, as its origin names it
     runs: int = 0
 
     def run(self, event: str, workflow: str, payload: Path | None = None, timeout: float = 1800) -> ActRun:
@@ -180,7 +181,7 @@ class Act:
         kept = {p.parent.name: p for p in (artifacts / str(run_id)).glob("*/*.zip")}
         conclusion = "success" if done.returncode == 0 else "failure"
         self.github.add_run(
-            OWNER_REPO,
+            self.repository,
             Run(run_id, workflow, "main", event, conclusion, {n: p.read_bytes() for n, p in kept.items()}),
         )
         shutil.rmtree(cache, ignore_errors=True)

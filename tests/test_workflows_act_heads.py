@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
-from act_harness import OWNER_REPO, Act, make_project
+from act_harness import OWNER_REPO, REPO, Act, make_project
 from compiled_fixture import BASE, CORE, RECIPE, SCALING, Commit, add_commit, make_kcc_repo
 from fake_github import serving
 
@@ -48,7 +48,7 @@ FIX = Commit("Factor 2 again (#10)", {"csrc/core.c": CORE % "2.0"})
 
 def kept_builds(cache: Path) -> dict[str, dict]:
     """Every build the runner's cache keeps, by commit: its record (how it was made)."""
-    records = cache.glob("builds/kcc-*/*/out/kregress-build.json")
+    records = cache.glob("builds/*/*/out/kregress-build.json")
     return {p.parent.parent.name: json.loads(p.read_text()) for p in records}
 
 
@@ -117,3 +117,57 @@ def test_nights_on_a_head_build_once_bisect_and_tell_the_culprits_pr(tmp_path: P
         assert edited["id"] == tracking["id"] and "Fixed on a branch head" in edited["body"], edited["body"]
         assert f"`{night2_shas[-1][:12]}..{fixed_by[:12]}`" in edited["body"]
         assert len(github.comments_on(UPSTREAM, 7)) == 1  # the culprit's PR is told once
+
+
+PR_MATRIX = MATRIX.replace('toolchains = ["kcc@main"]\n', "")
+COMPILER_REPO = "example/kcc"
+PR_COMMITS = [
+    Commit("Scale twice", {"kcc/scaling.py": SCALING + "\n\ndef twice(x):\n    return x * 4\n"}),
+    Commit("Factor 3", {"csrc/core.c": CORE % "3.0"}),  # breaks kcc_factor
+    Commit("Document twice", {"docs/notes.md": "kcc scales, twice too\n"}),
+]
+
+
+def test_a_compiler_pull_request_is_built_at_both_ends_and_its_culprit_commit_named(tmp_path: Path) -> None:
+    """pr.yml and pr-comment.yml copied into the compiler's repository, kregress checked out from its
+    own: the PR's base and head built through the cache, the corpus judged with each, the new FAIL
+    bisected over the PR's three commits, and the comment on the PR names the second."""
+    workflows = {f".github/workflows/{name}": (REPO / ".github" / "workflows" / name).read_text()
+                 for name in ("pr.yml", "pr-comment.yml")}  # fmt: skip
+    compiler, (base,) = make_kcc_repo(tmp_path / "kcc", [Commit(BASE.subject, {**BASE.files, **workflows})])
+    compiler.create_remote("origin", f"https://github.com/{COMPILER_REPO}.git")
+    compiler.git.checkout("-b", "feature")
+    shas = [add_commit(compiler, commit) for commit in PR_COMMITS]
+    kregress = tmp_path / "kregress"
+    case = {name: (CASES / "kcc_factor" / name).read_text() for name in ("case.toml", "repro.py")}
+    make_project(kregress, {"kcc_factor": case}, PR_MATRIX)
+    # actions/checkout fetches kregress from github.com/owner/kregress: here, from the folder.
+    gitconfig = tmp_path / "gitconfig"
+    gitconfig.write_text(f'[url "{kregress.as_uri()}"]\n\tinsteadOf = https://github.com/{OWNER_REPO}\n')
+    event = tmp_path / "pull_request.json"
+    pull = {"number": 12, "base": {"sha": base, "ref": "main"}, "head": {"sha": shas[-1], "ref": "feature"}}
+    event.write_text(json.dumps({"number": 12, "pull_request": pull}))
+    log = tmp_path / "builds.log"
+    with serving() as github:
+        act = Act(Path(compiler.working_dir), github, tmp_path / "act", repository=COMPILER_REPO)
+        act.variables = {"KREGRESS_REPOSITORY": OWNER_REPO, "KREGRESS_COMPILER_PATH": "."}
+        act.env = {"KCC_BUILD_LOG": str(log), "GIT_CONFIG_GLOBAL": str(gitconfig)}
+        pr = act.run("pull_request", "pr.yml", event)
+        assert pr.returncode == 0, pr.failed()
+        assert github.log == []
+        found = pr.artifact("kregress-pr")
+        changes = json.loads(found["changes.json"])
+        assert [(c["case"], c["target"]) for c in changes["new_fail"]] == [("kcc_factor", "cpu:interpreter")]
+        comment = found["comment.md"].decode()
+        assert shas[1] in comment and shas[0] not in comment, comment
+        # Each commit built at most once: the base and the head for the judging, the bisect's
+        # points from the cache or built once.
+        assert real_builds(log) == len(kept_builds(tmp_path / "act" / "kregress-cache")) <= 4
+        finished = tmp_path / "workflow_run.json"
+        finished.write_text(json.dumps({"workflow_run": {
+            "id": 1, "event": "pull_request", "conclusion": "success", "head_branch": "feature",
+            "pull_requests": [{"number": 12}]}}))  # fmt: skip
+        told = act.run("workflow_run", "pr-comment.yml", finished)
+        assert told.returncode == 0, told.failed()
+        (posted,) = github.comments_on(COMPILER_REPO, 12)
+        assert shas[1] in posted["body"] and "`kcc_factor`" in posted["body"], posted["body"]
