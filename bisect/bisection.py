@@ -214,16 +214,27 @@ class Bisection:
         if known is not None and known.note:  # it could not be built: asking again changes nothing
             return PointVerdict.SKIP
         try:
-            spec, _ = self.environment(candidate)
+            spec, environment = self.environment(candidate)
         except (BuildFailed, ToolchainError) as exc:
             note = f"cannot be built: {str(exc).strip()[-MAX_EXCERPT:]}"
             self.report_point(Point(candidate, PointVerdict.SKIP, note=note))
             return PointVerdict.SKIP
+        code = known.launch_code if known else self.launch_code_at(spec, environment)
+        twin = self.same_code(code)
+        if twin is not None and twin.candidate.key != candidate.key:
+            # both launch the same code: a run of it is a run of the twin, and counts for both
+            verdict = self.judge_run(twin.candidate)
+            judged = self.points[twin.candidate.key]
+            self.report_point(
+                Point(candidate, judged.verdict, judged.votes, judged.observations, launch_code=code,
+                      same_code_as=twin.candidate.label)
+            )  # fmt: skip
+            return verdict
         votes = list(known.votes) if known else []
         observations = self.memo.observations(self.run, spec, len(votes) + 1)
         verdict = observation_verdict(observations[-1], self.regress, self.run.expectation is None)
         votes.append(verdict)
-        self.report_point(Point(candidate, majority(votes), votes, observations))
+        self.report_point(Point(candidate, majority(votes), votes, observations, launch_code=code))
         return verdict
 
     def judge_again(self, candidate: Candidate) -> Point:

@@ -360,8 +360,8 @@ def search_level(level: Level, args: argparse.Namespace, console: Console, verif
             )
             level.problems = problems + observed  # the report says why, with what each end showed
             return False
-        if args.search == "posterior" and args.confidence > 0:
-            noise = noise_of(args, console)
+        noise = noise_of(args, console) if args.search != "votes" and args.confidence > 0 else None
+        if noise is not None and (args.search == "posterior" or any(noise.mean())):
             budget = args.max_runs * max(len(candidates) - 2, 1)
             level.result, level.posterior = posterior_between(
                 bisection, candidates, noise, args.confidence, args.jobs, budget
@@ -525,10 +525,11 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--reruns", type=int, default=1, help="judge each point at least K times; the majority decides"
     )
     bisect.add_argument(
-        "--search", choices=["votes", "posterior"], default="votes",
+        "--search", choices=["auto", "votes", "posterior"], default="auto",
         help="votes: each point rerun until its verdict is sure enough; posterior: one distribution over "
         "the culprit and the item's one-sided noise (from the history), each run where it tells the "
-        "most, stopping at --confidence or naming a range (default: votes)",
+        "most, stopping at --confidence or naming a range; auto: posterior where the item may lie (its "
+        "history, or a device target without one), else plain bisection with builds ahead (default)",
     )  # fmt: skip
     bisect.add_argument(
         "--no-build-ahead", action="store_true",

@@ -119,3 +119,40 @@ def test_bisect_refuses_a_compile_first_target_that_is_not_a_compile_target() ->
     )  # fmt: skip
     assert done.returncode == 64, done.stdout + done.stderr
     assert "--compile-first 'cuda:device' is not a compile target of the matrix" in done.stderr
+
+
+@pytest.mark.slow  # the two releases' environments
+def test_a_posterior_run_of_a_point_that_launches_a_judged_points_code_is_a_run_of_that_point(
+    tmp_path: Path,
+) -> None:
+    """The posterior search asks for one run at a time: a point whose compiled launches equal a judged
+    point's is not run on the device; the run goes to the twin and counts for both."""
+    from rich.console import Console
+
+    from kregress.bisect.bisection import Bisection, Point
+    from kregress.bisect.candidates import Candidate
+    from kregress.bisect.judging import CaseRun, Memo, Observation, judgement_key
+    from kregress.bisect.search import PointVerdict
+
+    memo = Memo(tmp_path / "memo.json")
+    run = CaseRun(
+        Path(__file__).parents[1] / "corpus", "grouped_reduction", "numerics-triton-fp32", "cuda:device"
+    )
+    bisection = Bisection(run, "fail", 1, None, memo, Console(quiet=True), compile_first="cuda:sm_90")
+    judged, twin = (Candidate(spec, toolchain=spec) for spec in ("triton==3.5.0", "triton==3.6.0"))
+    code = {"numerics-triton-fp32[cuda:device]": {"k#0": {"ptx": "a"}}}
+    failed = Observation(
+        {"numerics-triton-fp32[cuda:device]": "FAIL"}, {"numerics-triton-fp32[cuda:device]": "WRONG_RESULT"}
+    )
+    for _ in range(2):  # what the device said of the judged point, twice
+        memo.add(judgement_key(run, judged.toolchain), failed)
+    bisection.report_point(Point(judged, PointVerdict.BAD, [PointVerdict.BAD], [failed], launch_code=code))
+    bisection.report_point(
+        Point(
+            twin, PointVerdict.BAD, [PointVerdict.BAD], [failed], launch_code=code, same_code_as=judged.label
+        )
+    )
+    assert bisection.judge_run(twin) == PointVerdict.BAD
+    assert bisection.points[judged.key].votes == [PointVerdict.BAD, PointVerdict.BAD]  # its second run
+    assert bisection.points[twin.key].same_code_as == judged.label
+    assert memo.get(run, twin.toolchain) == []  # never run as itself
