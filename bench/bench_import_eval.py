@@ -13,8 +13,8 @@ what came out against what is known of its bug:
   honest stop    not proven, where this machine cannot show the bug (a GPU is needed, or no PyPI
                  release has it, or either is unknown)
   missed         not proven, where a PyPI release shows it without a GPU
-  not measured   the import outran --deadline, or the saved copy is missing: never counted as
-                 either side
+  not measured   the import outran --deadline, could not read the issue (GitHub unreachable) or
+                 judge at all (a toolchain failed): never counted as either side
 
 Only the step import stopped at is printed, never the issue's text or the errors it quotes (the
 set stays blind); each import's whole output goes to --log.
@@ -38,13 +38,14 @@ EVAL = Path(__file__).parent / "import_eval"
 FIRST_FIXED = re.compile(
     r"^\s*bisect: .*?(?:first fixed (?P<fixed>\S+?)(?:;|$)|(?P<open>no release without it))", re.M
 )
+INFRASTRUCTURE, USAGE = 3, 64  # kregress import's exit codes for "could not try"
 STOPPED = re.compile(r"kregress import: stopped at (?P<step>\w+)")
 
 
 def classify(entry: dict, code: int | None, output: str) -> tuple[str, str]:
     """The class of one import's result, and what import said in a few words (no issue text)."""
     if code is None:
-        return "not measured", "outran the deadline"
+        return "not measured", output if output.startswith("no saved copy") else "outran the deadline"
     found = FIRST_FIXED.search(output)
     fixed = None if found is None else (found["fixed"] or "open")
     if code == 0:
@@ -61,6 +62,8 @@ def classify(entry: dict, code: int | None, output: str) -> tuple[str, str]:
         return "proven, unconfirmed", said
     stopped = STOPPED.search(output)
     said = f"exit {code}, stopped at {stopped['step'] if stopped else '?'}"
+    if code in (INFRASTRUCTURE, USAGE):  # GitHub, a toolchain or the command line failed: nothing judged
+        return "not measured", said
     showable = entry.get("pypi_can_show") is True and entry.get("gpu_needed") is False
     return ("missed" if showable else "honest stop"), said
 
