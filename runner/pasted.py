@@ -12,7 +12,10 @@ inside toolchain environments.
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
+import io
+import math
 import re
 import sys
 import traceback
@@ -95,10 +98,66 @@ def own_error(path: Path, exc: BaseException) -> str:
     return f"{path.name}'s own code fails at {path}:{line}: {type(exc).__name__}: {exc}{shown}"
 
 
-def run_pasted(path: Path, device: str) -> None:
-    """Run the code to its end: on the CPU in the interpreter, elsewhere as written."""
+class Tee(io.StringIO):
+    """What the code prints, kept and shown as it goes."""
+
+    def __init__(self, shown: Any) -> None:
+        super().__init__()
+        self.shown = shown
+
+    def write(self, text: str) -> int:
+        self.shown.write(text)
+        return super().write(text)
+
+
+def run_pasted(path: Path, device: str) -> str:
+    """Run the code to its end: on the CPU in the interpreter, elsewhere as written. What it printed."""
     source = path.read_text()
-    execute(path, on_cpu(source) if device == "cpu" else source)
+    printed = Tee(sys.stdout)
+    with contextlib.redirect_stdout(printed):
+        execute(path, on_cpu(source) if device == "cpu" else source)
+    return printed.getvalue()
+
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b", re.I)
+
+
+def shown(values: list[float], printed: list[float]) -> bool:
+    """Whether every value appears among the printed numbers (as printing rounds it)."""
+    return all(
+        any(
+            math.isclose(v, p, rel_tol=1e-3, abs_tol=1e-6) or (math.isnan(v) and math.isnan(p))
+            for p in printed
+        )
+        for v in values
+    )
+
+
+def judge_stated(printed: str, stated: dict[str, list[float]]) -> tuple[Any, Any]:
+    """The issue's stated values against what the code printed, as a numerics check's (got,
+    expected): the wrong value shown is a mismatch (where the expected one is shown too, only when
+    the wrong one is distinctive: not 0 or 1, which any output may print); the expected value
+    alone is a match; neither cannot tell, and that is the draft's, never a verdict."""
+    import numpy as np
+
+    found = [float(n) for n in NUMBER.findall(printed)]
+    expected, wrong = stated["expected"], stated["wrong"]
+    if len(expected) == len(wrong):  # elementwise: only where they differ tells
+        differ = [(e, w) for e, w in zip(expected, wrong, strict=True) if e != w]
+        expected_told, wrong_told = [e for e, _ in differ], [w for _, w in differ]
+    else:
+        expected_told, wrong_told = expected, wrong
+    shows_wrong, shows_expected = shown(wrong_told, found), shown(expected_told, found)
+    distinctive = any(abs(v) not in (0.0, 1.0) for v in wrong_told)
+    if shows_wrong and (not shows_expected or distinctive):
+        return np.array(wrong, dtype=float), np.array(expected, dtype=float)
+    if shows_expected and not shows_wrong:
+        return np.array(expected, dtype=float), np.array(expected, dtype=float)
+    said = "both" if shows_wrong else "neither"
+    raise CaseError(
+        f"the output shows {said} of the values the issue states (expected {expected}, wrong {wrong}): "
+        "it cannot tell whether the bug shows"
+    )
 
 
 class Launched(KregressError):

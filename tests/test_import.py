@@ -569,3 +569,87 @@ def test_a_release_that_cannot_run_the_code_is_stepped_round_not_taken_for_eithe
     assert "locate: shows on cpu:interpreter under tinycc==0.7" in said, said
     assert "bisect: shows from tinycc==0.2 … tinycc==0.7; no release without it" in said, said
     assert "could not tell at tinycc==0.1 on cpu:interpreter" in said and "libtinyrt.so.13" in said, said
+
+
+STATED_ISSUE = """`tinycc.scale(3.0)` returns 7.0 instead of 6.0 since 0.3.
+
+```python
+import tinycc
+
+print(tinycc.scale(3.0))
+```
+"""
+
+
+@pytest.mark.slow  # builds an environment per release judged
+def test_an_issue_stating_a_wrong_value_becomes_a_proven_draft_judged_against_it(
+    tmp_path: Path, index: str
+) -> None:
+    """No exception, no assertion: the issue only says what the code prints and what it should. The
+    draft judges the printed value against both, so it FAILs from 0.3 and holds at 0.2."""
+    with serving() as fake:
+        done = run_import(tmp_path, fake, index, opened(fake, 11, STATED_ISSUE), "--no-reduce")
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "stated: expected [6.0], wrong [7.0]" in said
+    assert "locate: shows on cpu:interpreter under tinycc==0.4" in said
+    assert "bisect: shows from tinycc==0.3 … tinycc==0.4; no release without it" in said
+    manifest = tomllib.loads((tmp_path / "corpus" / "tinycc_11_draft" / "case.toml").read_text())
+    assert manifest["reproduce"]["good"] == ["tinycc==0.2"] and manifest["reproduce"]["bad"] == [
+        "tinycc==0.3"
+    ]
+    assert "verify: PROVEN" in said
+
+
+@pytest.mark.slow  # builds an environment per release judged
+def test_a_stated_value_the_code_never_prints_is_never_taken_for_the_bug(tmp_path: Path, index: str) -> None:
+    body = STATED_ISSUE.replace("print(tinycc.scale(3.0))", "tinycc.scale(3.0)")
+    with serving() as fake:
+        done = run_import(tmp_path, fake, index, opened(fake, 12, body), "--no-reduce")
+    said = done.stdout + done.stderr
+    assert done.returncode == 65, said
+    assert "the output shows neither of the values the issue states" in said
+    assert not any((tmp_path / "corpus").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "wrong"),
+    [
+        ("`tl.sum` returns 7.0 instead of 6.0", (6.0,), (7.0,)),
+        ("I expected 6.0, but got 7.0 on the H100", (6.0,), (7.0,)),
+        ("Expected [0, 2, 4, 6] but the kernel returns [0, 2, 4, 7]", (0, 2, 4, 6), (0, 2, 4, 7)),
+        ("the result should be 1e-3 but it is 0.5", (1e-3,), (0.5,)),
+        ("got tensor(7.) instead of tensor(6.)", (6.0,), (7.0,)),
+        ("```\nexpected: 6.0\nactual: 7.0\n```", (6.0,), (7.0,)),
+        ("TypeError: expected 3 arguments, got 2", None, None),  # an error's words, not a value
+        ("it was expected 3 arguments, got 2", None, None),
+        ("the sum is 12 for 3 elements", None, None),
+    ],
+)
+def test_the_values_an_issue_states_are_read_apart_from_the_numbers_of_its_errors(
+    text: str, expected: tuple | None, wrong: tuple | None
+) -> None:
+    from kregress.bisect.triage.stated import stated_values
+
+    found = stated_values([text])
+    if expected is None:
+        assert found is None, found
+    else:
+        assert found is not None and (found.expected, found.wrong) == (expected, wrong)
+
+
+def test_printed_values_are_judged_against_the_stated_ones_and_neither_cannot_tell() -> None:
+    from kregress.child_results import CaseError
+    from kregress.pasted import judge_stated
+
+    stated = {"expected": [0.0, 2.0, 4.0, 6.0], "wrong": [0.0, 2.0, 4.0, 7.0]}
+    got, want = judge_stated("tensor([0., 2., 4., 7.])", stated)
+    assert list(got) != list(want)  # the wrong value printed: a mismatch
+    got, want = judge_stated("[0. 2. 4. 6.]", stated)
+    assert list(got) == list(want)
+    got, want = judge_stated("out [0. 2. 4. 7.]\nref [0. 2. 4. 6.]", stated)  # the reference printed too
+    assert list(got) != list(want)
+    with pytest.raises(CaseError, match="neither"):
+        judge_stated("done", stated)
+    with pytest.raises(CaseError, match="both"):  # 0 and 1: any output may print them
+        judge_stated("0 1", {"expected": [1.0], "wrong": [0.0]})

@@ -4,7 +4,8 @@ doing what a triager does by hand, as far as it can, and saying exactly where it
 1. read   the issue through PyGithub (GITHUB_API_URL honoured; GITHUB_TOKEN optional): title, body,
           comments, labels, date, and the pull request that fixed it, if one is linked;
 2. extract its Python code blocks and the error it quotes (a traceback's last line, a compiler's
-          `error:` line, a mismatch report), into corpus/NAME_draft/: pasted.py holds the code as
+          `error:` line, a mismatch report) or the wrong and right values it states (stated.py),
+          into corpus/NAME_draft/: pasted.py holds the code as
           pasted, repro.py a driver that runs it (kregress.pasted), ISSUE.md what was read;
 3. locate where it shows: the targets this machine judges (the issue's words and labels first), under
           the release current at the issue's date (the oldest, for an older issue) and the newest one,
@@ -41,6 +42,7 @@ from kregress.bisect.github.client import explain
 from kregress.bisect.judging import CaseRun, InfrastructureError, RegressOn, item_verdict
 from kregress.bisect.search import PointVerdict, search
 from kregress.bisect.triage.repair import looks_like_kernel_code, repair
+from kregress.bisect.triage.stated import StatedValues, stated_values
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
 from kregress.judge import Outcome
@@ -102,6 +104,7 @@ class Evidence:
     pasted: str = ""  # the blocks as pasted
     repairs: list[str] = field(default_factory=list)  # what the repair changed, each said
     error: str | None = None  # the quoted error the draft shows (set by locate; first until then)
+    stated: StatedValues | None = None  # a wrong value and the expected one, where the issue states them
 
     def __post_init__(self) -> None:
         if self.error is None and self.errors:
@@ -227,9 +230,11 @@ def extract(issue: UpstreamIssue) -> Evidence:
     errors = quoted_errors("\n".join(quoted)) + title_errors(issue.title)
     framework = framework_of_source(repaired.source).name
     pasted = "\n\n".join(blocks)
+    stated = stated_values([issue.title, *quoted])
     return Evidence(
-        repaired.source, len(blocks), list(dict.fromkeys(errors)), framework, pasted, repaired.repairs
-    )
+        repaired.source, len(blocks), list(dict.fromkeys(errors)), framework, pasted, repaired.repairs,
+        stated=stated,
+    )  # fmt: skip
 
 
 def quoted_errors(text: str) -> list[str]:
@@ -296,14 +301,18 @@ captured and compiled for a compile target instead of run.
 
 from pathlib import Path
 
-from kregress.pasted import capture_first_launch, run_pasted
+from kregress.pasted import capture_first_launch, judge_stated, run_pasted
 
 PASTED = Path(__file__).with_name("pasted.py")
+# The values the issue states (ISSUE.md), judged against what the code prints; None: it states none.
+STATED = {stated!r}
 
 
 def check_pasted(device: str):
-    run_pasted(PASTED, device)
-    return {{}}, {{}}
+    printed = run_pasted(PASTED, device)
+    if STATED is None:
+        return {{}}, {{}}
+    return judge_stated(printed, STATED)
 
 
 def __getattr__(name: str):
@@ -336,7 +345,8 @@ def write_draft(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> None:
     (folder / "pasted.py").write_text(evidence.code)
     if evidence.repairs:
         (folder / "as_pasted.py").write_text(evidence.pasted)
-    (folder / "repro.py").write_text(DRIVER.format(url=issue.url))
+    stated = evidence.stated.as_data() if evidence.stated else None
+    (folder / "repro.py").write_text(DRIVER.format(url=issue.url, stated=stated))
     (folder / "case.toml").write_text(tomli_w.dumps(draft_manifest(issue, evidence, folder.name)))
     write_issue_md(folder, issue, evidence)
 
@@ -345,6 +355,12 @@ def write_issue_md(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> No
     kept = " (the one the draft shows)" if len(evidence.errors) > 1 else ""
     quoted = "\n".join(f"- `{e}`" + (kept if e == evidence.error else "") for e in evidence.errors)
     quoted = quoted or "(none quoted)"
+    stated = (
+        f"Expected {list(evidence.stated.expected)}, wrong {list(evidence.stated.wrong)}, from: "
+        f'"{evidence.stated.said}". The draft\'s `runs` check compares what the code prints with them.'
+        if evidence.stated
+        else "None."
+    )
     repairs = (
         "\n".join(f"- {said}" for said in evidence.repairs) + "\n\nThe code as pasted is as_pasted.py."
         if evidence.repairs
@@ -354,7 +370,8 @@ def write_issue_md(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> No
         f"# {issue.title}\n\n{issue.url} ({'pull request' if issue.is_pull else 'issue'}, opened "
         f"{issue.created:%Y-%m-%d}; labels: {', '.join(issue.labels) or 'none'}; "
         f"fix: {issue.fix or 'none linked'})\n\n"
-        f"## The errors quoted\n\n{quoted}\n\n## Code blocks\n\n{evidence.blocks}, in pasted.py.\n\n"
+        f"## The errors quoted\n\n{quoted}\n\n## The values stated\n\n{stated}\n\n"
+        f"## Code blocks\n\n{evidence.blocks}, in pasted.py.\n\n"
         f"## Repairs, as a triager would make them\n\n{repairs}\n"
     )
 
@@ -410,6 +427,7 @@ class Locator:
     summary: Summary
     timeout: float
     framework: str = "triton"
+    stated: bool = False  # the issue states a wrong value: a mismatch with it shows the bug
 
     def judge(self, target: str, release: str) -> Point:
         kind = "compiles" if ":" in target and not target.endswith((":interpreter", ":device")) else "runs"
@@ -438,6 +456,8 @@ class Locator:
             return False
         if missing_module(point.message, self.framework):
             return False
+        if self.stated and point.failure_kind == "WRONG_RESULT":
+            return True
         if not self.patterns:  # nothing quoted to match: only a failure that is the compiler's
             return compilers_failure(point)
         return self.matching(point) is not None
@@ -641,6 +661,9 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
                 f"{evidence.framework}; errors quoted: {' | '.join(evidence.errors) or 'none'}")  # fmt: skip
     for said in evidence.repairs:
         summary.add(f"repair: {said}")
+    if evidence.stated:
+        summary.add(f"stated: expected {list(evidence.stated.expected)}, wrong {list(evidence.stated.wrong)} "
+                    f"(\"{evidence.stated.said}\")")  # fmt: skip
     name = args.name or default_name(issue)
     draft = f"{name}_draft"
     folder = args.corpus / draft
@@ -659,7 +682,9 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     targets = [
         t for t in (args.target or targets_to_try(issue, judged_here, evidence.framework)) if t in judged_here
     ]
-    locator = Locator(args.corpus, draft, patterns, summary, args.timeout, evidence.framework)
+    locator = Locator(
+        args.corpus, draft, patterns, summary, args.timeout, evidence.framework, evidence.stated is not None
+    )
     index = args.index_url or package_index() or PYPI
     releases_of: dict[str, list[str]] = {}
     try:
@@ -683,7 +708,10 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     if not args.no_reduce:
         reduce_draft(args.corpus, draft, kind, target, release, pattern, summary)
     held = {p.release for p in summary.judged if p.target == target and p.outcome is Outcome.PASS}
-    manifest = final_manifest(folder, target, kind, versions, first_bad, fixed, issue, evidence.error, held)
+    shown = evidence.error
+    if pattern is None and evidence.stated is not None:  # located by the value it states
+        shown = f"a wrong value: {evidence.stated.said}"
+    manifest = final_manifest(folder, target, kind, versions, first_bad, fixed, issue, shown, held)
     if "known_bad" not in manifest:
         summary.add(f"known_bad: left out: its range would be on {evidence.framework}'s version, and the "
                     f"releases judged are {versions[0].split('==')[0]}'s")  # fmt: skip

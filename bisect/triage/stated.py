@@ -1,0 +1,75 @@
+"""The values an issue states, where its bug is a wrong value and not an exception: "it returns 7.0
+but should be 6.0", "got [0, 2, 4, 7] instead of [0, 2, 4, 6]", or an output block's "Expected: 6" /
+"Actual: 7" lines. A draft of such an issue judges the reporter's printed output against them
+(kregress.pasted.judge_stated): the wrong value shown is a FAIL, the expected one alone a PASS, and
+an output that shows neither cannot tell.
+
+Error messages quote numbers too ("expected 3 arguments, got 2"): a traceback's lines are never
+read, and between the two values only a few linking words may stand.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b"
+VALUES = rf"((?:tensor|array)?\[[^\]\n]{{1,300}}\]|(?:tensor|array)?\([^)\n]{{1,300}}\)|{NUMBER})"
+IS = r"\s*(?:=|:)?\s*"
+SAYS_WRONG = (
+    r"(?:got|gets|get|returns?|returned|gives?|gave|outputs?|prints?|printed|produces?|produced|is|was)"
+)
+LINK = (
+    r"[\s,;:]*(?:(?:but|and|while|whereas|where)\s+)?"
+    r"(?:(?:the\s+)?(?:triton|kernel|compiled|output|result|it)\s+)?"
+)
+INSTEAD = r"(?:instead\s+of|rather\s+than|expected|should\s+be|the\s+expected\s+(?:value\s+)?is)"
+SENTENCES = [
+    # expected 6.0, but got 7.0 / expected value is 6 but the kernel returns 7
+    (
+        rf"\bexpected\s*(?:value|output|result)?\s*(?:is|=|:|of)?\s*{VALUES}{LINK}{SAYS_WRONG}{IS}{VALUES}",
+        "expected",
+    ),
+    # should be 6.0 but it is 7.0
+    (rf"\bshould\s+be{IS}{VALUES}{LINK}{SAYS_WRONG}{IS}{VALUES}", "expected"),
+    # returns 7.0 instead of 6.0 / got 7 but expected 6 / gives 7, should be 6
+    (rf"\b{SAYS_WRONG}{IS}{VALUES}[\s,;]*(?:but\s+|while\s+|whereas\s+)?{INSTEAD}{IS}{VALUES}", "wrong"),
+]
+SIDE = r"\s*(?:output|value|result)?\s*[:=]\s*"
+EXPECTED_LINE = re.compile(rf"^\s*(?:expected|reference|ref|correct|torch){SIDE}{VALUES}\s*$", re.I | re.M)
+WRONG_LINE = re.compile(rf"^\s*(?:actual|got|output|result|triton|kernel){SIDE}{VALUES}\s*$", re.I | re.M)
+TRACEBACK_LINE = re.compile(r"^\s*(?:(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b|File \"|Traceback)")
+
+
+@dataclass(frozen=True)
+class StatedValues:
+    expected: tuple[float, ...]
+    wrong: tuple[float, ...]
+    said: str  # the words they were read from
+
+    def as_data(self) -> dict[str, list[float]]:
+        return {"expected": list(self.expected), "wrong": list(self.wrong)}
+
+
+def numbers(text: str) -> tuple[float, ...]:
+    return tuple(float(n) for n in re.findall(NUMBER, text, re.I))
+
+
+def stated_values(texts: list[str]) -> StatedValues | None:
+    """The first expected/wrong pair the texts state (title first, then body and comments), outside
+    tracebacks; None when none is stated or both sides read alike."""
+    for text in texts:
+        kept = "\n".join(line for line in text.splitlines() if not TRACEBACK_LINE.match(line))
+        for pattern, first in SENTENCES:
+            for found in re.finditer(pattern, kept, re.I):
+                one, other = numbers(found.group(1)), numbers(found.group(2))
+                expected, wrong = (one, other) if first == "expected" else (other, one)
+                if expected and wrong and expected != wrong:
+                    return StatedValues(expected, wrong, " ".join(found.group(0).split()))
+        expected_line, wrong_line = EXPECTED_LINE.search(kept), WRONG_LINE.search(kept)
+        if expected_line and wrong_line:
+            expected, wrong = numbers(expected_line.group(1)), numbers(wrong_line.group(1))
+            if expected and wrong and expected != wrong:
+                said = f"{expected_line.group(0).strip()} / {wrong_line.group(0).strip()}"
+                return StatedValues(expected, wrong, said)
+    return None
