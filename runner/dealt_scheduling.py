@@ -1,7 +1,7 @@
 """xdist's load scheduling, its first items dealt round the workers one at a time.
 
 xdist starts each worker on a chunk of consecutive items (two at least), so with the perf jobs
-first (kregress.plugin.handing_order) worker 0 got perf jobs 0 and 1, worker 1 perf jobs 2 and 3,
+first (kregress.ordering.handing_order) worker 0 got perf jobs 0 and 1, worker 1 perf jobs 2 and 3,
 and half of them waited for a whole perf job before starting: the run's time doubled on one
 GPU. Dealt like cards, worker i starts on item i and has item i + N next."""
 

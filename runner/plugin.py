@@ -1,79 +1,42 @@
-"""The pytest plugin: collect corpus/<case>/case.toml as items, one per (case, expectation, target).
+"""The pytest plugin's hooks: collect corpus/<case>/case.toml as items, one per (case, expectation,
+target).
 
 Measuring happens in `setup` (a child process per job), judging in `call`; outcomes map onto
 pytest's own (pass, fail, xfail, xpass, skip, error), so -k, -x, --lf, --junitxml and -n auto
-work as usual.
+work as usual. The hooks only: the run's state is kregress.run_state, the collection
+kregress.collection, the item kregress.case_item, the order of a GPU run kregress.ordering, the
+results kregress.report.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import os
-import re
 import shutil
-import sys
 import tempfile
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from kregress import xpu_native
 from kregress.backends import BACKENDS
+from kregress.case_item import CaseItem, ItemError, final_record
+from kregress.collection import CaseFile, compile_first_target, parse_shard, selected_targets, shard_of
 from kregress.devices import (
     DEVICE_LISTED,
     auto_workers,
     describe,
-    device_lock,
     device_variable,
     pinned_environment,
     probe_count,
-    visible,
 )
-from kregress.errors import KregressError
-from kregress.frameworks import FRAMEWORKS
-from kregress.item import judge_item, toolchain_interpreter, with_native_compiler
-from kregress.job_durations import last_durations, watchdog_timeout
-from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, close_fork_servers, run_job
-from kregress.judge import Outcome, Verdict
-from kregress.kinds import KINDS, Expectation, Plan
-from kregress.manifest import Case, load_case
-from kregress.matrix import Matrix, SchemaError, Target, load_matrix
-from kregress.package_index import CandidateError, newest_release
-from kregress.record import ItemRecord
+from kregress.jobs import DEFAULT_TIMEOUT, close_fork_servers
+from kregress.judge import Outcome
+from kregress.kinds import KINDS
+from kregress.matrix import SchemaError, load_matrix
+from kregress.ordering import handing_order
 from kregress.report import RECORD, ResultsCollector
-from kregress.toolchains import Toolchain, ToolchainError
-
-
-@dataclass
-class RunState:
-    """What one kregress pytest session knows, in one place: the matrix and targets it judges, where
-    jobs write, the toolchain interpreters it built, the devices, and what it left out."""
-
-    matrix: Matrix
-    targets: list[Target]
-    workdir: Path
-    explicit: Interpreter | None  # --toolchain's environment
-    device: dict[str, str]  # the GPU this process is pinned to, as nvidia-smi names it
-    jobs: dict[tuple[str, ...], JobOutcome] = field(default_factory=dict)  # one outcome per job
-    device_waits: dict[tuple[str, ...], float] = field(default_factory=dict)  # job -> s to get the device
-    job_starts: dict[tuple[str, ...], float] = field(default_factory=dict)  # job -> when asked for (epoch s)
-    matrix_toolchains: dict[str, Interpreter | str] = field(default_factory=dict)  # or why not
-    native_xpu: dict[str, str] | None = None  # the variables for Intel's ocloc, asked once
-    # case::expectation[target] -> why that pair is not collected; a worker sends its own to the controller
-    not_applicable: dict[str, str] = field(default_factory=dict)
-    run_devices: list[dict[str, str]] | None = None  # every device the run may use
-
-
-STATE = pytest.StashKey[RunState]()
-
-
-def state(config: pytest.Config) -> RunState:
-    return config.stash[STATE]
+from kregress.run_state import STATE, RunState, durations_for_order, explicit_interpreter, run_devices, state
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -205,39 +168,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
-def selected_targets(matrix: Matrix, backend: str, requested: list[str]) -> list[Target]:
-    if not requested:
-        return matrix.targets_for(backend)  # type: ignore[arg-type]
-    chosen = []
-    for name in requested:
-        if name not in matrix.targets:
-            valid = ", ".join(sorted(matrix.targets))
-            raise pytest.UsageError(f"--target {name!r} is not in the matrix file; valid targets: {valid}")
-        target = matrix.target(name)
-        if target.runs_kernels and target.backend != backend:
-            raise pytest.UsageError(
-                f"--target {name} runs kernels on {target.backend}, but --backend is {backend}; "
-                f"use --backend {target.backend} or a compile-only target"
-            )
-        chosen.append(target)
-    return chosen
-
-
-def parse_shard(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    found = re.fullmatch(r"(\d+)/(\d+)", text.strip())
-    if not found or not 1 <= int(found.group(1)) <= int(found.group(2)):
-        raise pytest.UsageError(f"--shard {text!r}: give I/N with 1 <= I <= N, e.g. --shard 2/4")
-    return int(found.group(1)), int(found.group(2))
-
-
-def shard_of(case_id: str, count: int) -> int:
-    """The 1-based shard a case belongs to: by a hash of its name, so a case added or removed moves
-    no other case, and every machine splits alike."""
-    return int(hashlib.sha256(case_id.encode()).hexdigest()[:8], 16) % count + 1
-
-
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if device_variable(config.getoption("backend")):
         known = durations_for_order(config)
@@ -250,38 +180,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if len(kept) != len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = kept
-
-
-def compile_first_target(matrix: Matrix, name: str | None) -> Target | None:
-    if name is None:
-        return None
-    try:
-        return matrix.compile_target(name)
-    except ValueError as exc:
-        raise pytest.UsageError(f"--compile-first {exc}") from None
-
-
-def handing_order(item: pytest.Item, known: dict[str, float]) -> tuple[int, float]:
-    """On a GPU backend the order jobs are handed out in. Perf jobs first, all at once: each waits
-    for the device to be its own while it times, and a device job holding the device shared (a 20 s
-    torch.compile check) keeps every waiting perf job, and through the turnstile every other device
-    job, idle. Then the jobs that need no device (compiles for sm_80/sm_90), which keep the cores
-    busy while the perf jobs prepare and time; the other device jobs last, when no perf job waits.
-    Within each group, longest first as this machine last ran them (kregress.job_durations), and
-    items never run yet after those, in collection order."""
-    if not isinstance(item, CaseItem):
-        return 3, 0.0
-    if item.target.kind != "device":
-        return 1, -known.get(item.nodeid, 0.0)
-    return (0 if item.expectation.kind == "perf" else 2), -known.get(item.nodeid, 0.0)
-
-
-def durations_for_order(config: pytest.Config) -> dict[str, float]:
-    """The controller's copy of this machine's last durations (each worker must order its items
-    alike, or xdist refuses the run: read once, sent to the workers)."""
-    if hasattr(config, "workerinput"):
-        return json.loads(config.workerinput.get("kregress_durations", "{}"))
-    return last_durations(config.getoption("backend"))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -322,54 +220,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(ResultsCollector(config), "kregress-results")
 
 
-def progress(message: str) -> None:
-    print(f"kregress: {message}", file=sys.stderr, flush=True)
-
-
-def explicit_interpreter(config: pytest.Config) -> Interpreter | None:
-    """The --toolchain environment, built before any item runs; a failure stops the run (exit 3)."""
-    spec = config.getoption("toolchain")
-    if not spec:
-        return None
-    try:
-        Toolchain.parse(spec)  # a head (triton@main) is named as such, before the index is asked
-        if len(spec.split()) == 1:
-            pinned = newest_release(spec)
-            if pinned != spec:
-                progress(f"--toolchain {spec}: its newest release is {pinned}")
-            spec = pinned
-        return toolchain_interpreter(spec, progress)
-    except (ToolchainError, CandidateError, OSError) as exc:
-        pytest.exit(f"kregress: {exc}", returncode=pytest.ExitCode.INTERNAL_ERROR)
-
-
-def interpreter_for(config: pytest.Config, target: Target) -> Interpreter | str:
-    """What runs this target's jobs: --toolchain if given, else the toolchain the matrix names for
-    the target (built on first use), else kregress's own environment. A str is why it cannot."""
-    explicit = state(config).explicit
-    if explicit is not None:
-        return explicit
-    if not target.toolchain:
-        return Interpreter()
-    known = state(config).matrix_toolchains
-    if target.toolchain not in known:
-        try:
-            known[target.toolchain] = toolchain_interpreter(target.toolchain, progress)
-        except ToolchainError as exc:
-            known[target.toolchain] = (
-                f"{target.name} is built with its matrix toolchain, which could not be installed: {exc}"
-            )
-    return known[target.toolchain]
-
-
-def native_variables(config: pytest.Config) -> dict[str, str]:
-    """Intel's native compiler for XPU compile targets, provisioned once per process."""
-    run = state(config)
-    if run.native_xpu is None:
-        run.native_xpu = xpu_native.child_variables(log=progress)
-    return run.native_xpu
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if hasattr(session.config, "workeroutput"):  # an xdist worker: the controller reports
         session.config.workeroutput["kregress_not_applicable"] = json.dumps(
@@ -399,25 +249,6 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return lines
 
 
-def run_devices(config: pytest.Config) -> list[dict[str, str]]:
-    """The devices this run may use, as nvidia-smi names them (empty on cpu, or where it cannot);
-    asked once, for the header and the results alike."""
-    run = state(config)
-    if run.run_devices is None:
-        run.run_devices = describe_devices(config)
-    return run.run_devices
-
-
-def describe_devices(config: pytest.Config) -> list[dict[str, str]]:
-    backend = config.getoption("backend")
-    variable = device_variable(backend)
-    if not variable:
-        return []
-    count = config.getoption("devices") or probe_count(backend)
-    found = (describe(backend, {variable: index}) for index in visible(backend, os.environ, count))
-    return [device for device in found if device]
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """On a GPU backend, xdist's load scheduling dealt one item at a time (DealtScheduling)."""
@@ -438,242 +269,11 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return auto_workers(backend, os.environ, count, config.getoption("workers_per_device"))
 
 
-class ManifestError(KregressError):
-    """A case.toml that cannot be used: shown as a one-paragraph collection error."""
-
-
-class CaseFile(pytest.File):
-    def collect(self) -> list[pytest.Item]:
-        matrix = state(self.config).matrix
-        try:
-            case = load_case(self.path, set(matrix.targets))
-        except SchemaError as exc:
-            raise ManifestError(str(exc)) from None
-        items, not_applicable = [], {}
-        for name, expectation in case.expectations():
-            for target in state(self.config).targets:
-                planned = plan(case, expectation, target)
-                if planned.not_applicable:
-                    not_applicable[f"{case.id}::{name}[{target.name}]"] = planned.not_applicable
-                if not planned.collect:
-                    continue
-                item = CaseItem.from_parent(
-                    self,
-                    name=f"{name}[{target.name}]",
-                    case=case,
-                    expectation=expectation,
-                    expectation_name=name,
-                    target=target,
-                )
-                if planned.skip:
-                    item.planned_skip = planned.skip
-                    item.add_marker(pytest.mark.skip(reason=planned.skip))
-                items.append(item)
-        state(self.config).not_applicable.update(not_applicable)
-        return items
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, ManifestError):
-            return f"invalid case manifest: {excinfo.value}"
-        return super().repr_failure(excinfo)
-
-
-def plan(case: Case, expectation: Expectation, target: Target) -> Plan:
-    """Pure: the expectation's kind decides first, then the case's targets, then the framework."""
-    framework = case.manifest.framework
-    own = expectation.plan(target, framework)
-    if own is not None:
-        return own
-    if not expectation.applies_to(target.name):
-        return Plan(False, not_applicable="the case limits the expectation to other targets")
-    declared = FRAMEWORKS[framework]
-    why_not = declared.not_applicable(target.kind)
-    if why_not:
-        return Plan(False, not_applicable=why_not)
-    return Plan(True, declared.cannot_build(target.kind, target.backend, target.name))
-
-
-class ItemError(KregressError):
-    """The harness or the case broke (not the compiler under test): pytest reports an ERROR."""
-
-
-class ItemFailure(KregressError):
-    def __init__(self, verdict: Verdict) -> None:
-        super().__init__(verdict.message)
-        self.verdict = verdict
-
-
-class CaseItem(pytest.Item):
-    def __init__(
-        self, *, case: Case, expectation: Expectation, expectation_name: str, target: Target, **kwargs: Any
-    ) -> None:
-        super().__init__(**kwargs)
-        self.case = case
-        self.expectation = expectation
-        self.expectation_name = expectation_name
-        self.target = target
-        self.verdict: Verdict | None = None
-        self.xpass_reason: str | None = None
-        self.planned_skip: str | None = None  # a SKIP decided at collection, before any job
-        self.outcome_record: dict[str, Any] | None = None  # the one record of this item's outcome
-        self.device_wait_s: float | None = None  # how long its job waited for the device's lock
-        self.job_started_at: float | None = None  # when its job was asked for (epoch s)
-        self.add_marker(getattr(pytest.mark, expectation.kind))
-
-    def record(self, **extra: Any) -> dict[str, Any]:
-        """The item's record (kregress.record.ItemRecord) as JSON, the one object the results file,
-        the summary, the history and the page read; a value JSON lacks (a numpy scalar) as text."""
-        upstream = self.case.manifest.upstream
-        fields = {
-            "case": self.case.id,
-            "expectation": self.expectation_name,
-            "kind": self.expectation.kind,
-            "target": self.target.name,
-            "framework": self.case.manifest.framework,
-            "upstream": upstream.issue,
-            "fix": upstream.fix,
-            "reproduce": "+".join(self.case.manifest.reproduce.levels)
-            if self.case.manifest.reproduce
-            else None,
-            **extra,
-        }
-        return ItemRecord.model_validate(json.loads(json.dumps(fields, default=str))).as_json()
-
-    def timeout(self) -> float:
-        given = self.config.getoption("case_timeout")
-        return given if given is not None else float(self.case.manifest.timeout or DEFAULT_TIMEOUT)
-
-    def job_timeout(self) -> tuple[float, str]:
-        """The case's timeout, or for a device job the watchdog's bound when that comes first."""
-        known = durations_for_order(self.config) if self.target.kind == "device" else {}
-        return watchdog_timeout(self.timeout(), known, self.nodeid)
-
-    def setup(self) -> None:
-        interpreter = interpreter_for(self.config, self.target)
-        if isinstance(interpreter, str):
-            self.verdict = Verdict.skip(interpreter)
-            self.outcome_record = self.record(outcome=Outcome.SKIP.value, message=interpreter)
-            return
-        interpreter = with_native_compiler(self.target, interpreter, lambda: native_variables(self.config))
-        judged = judge_item(
-            self.case,
-            self.expectation_name,
-            self.expectation,
-            self.target,
-            lambda job: self.outcome_of(job, interpreter),
-            self.config.getoption,
-        )
-        verdict, outcome = judged.verdict, judged.outcome
-        verdict = self.beside_earlier_nights(verdict)
-        self.verdict = verdict
-        self.outcome_record = self.record(
-            outcome=verdict.outcome.value,
-            failure_kind=verdict.failure_kind,
-            message=verdict.message,
-            measured=verdict.measured,
-            limit=verdict.limit,
-            toolchain={**outcome.toolchain, **{f"{p} commit": c for p, c in interpreter.commits}},
-            toolchain_spec=interpreter.toolchain,
-            job_seconds=round(outcome.seconds, 3),
-            device_wait_s=self.device_wait_s,
-            job_started_at=self.job_started_at,
-            known_bad=judged.known_bad.link if judged.known_bad else None,
-            device=state(self.config).device if self.target.kind == "device" else None,
-            code={c.label: c.code for c in outcome.configs if c.code} or None,
-        )
-        self.user_properties.append(("kregress", json.dumps(self.outcome_record)))  # for JUnit XML
-        if verdict.outcome == Outcome.ERROR:
-            raise ItemError(verdict)
-
-    def beside_earlier_nights(self, verdict: Verdict) -> Verdict:
-        """A perf verdict on a device, with --history, also against the item's earlier nights on
-        this GPU model (kregress.night_window)."""
-        option = self.config.getoption("history")
-        model = (state(self.config).device or {}).get("name")
-        if self.expectation.kind != "perf" or self.target.kind != "device" or not option or not model:
-            return verdict
-        from kregress.history import default_path
-        from kregress.night_window import earlier_nights, judged_against
-
-        history = default_path() if option == "default" else Path(option)
-        window = earlier_nights(history, self.case.id, self.expectation_name, self.target.name, model)
-        return judged_against(verdict, window, self.expectation.min_ratio)
-
-    def outcome_of(self, job: Job, interpreter: Interpreter) -> JobOutcome:
-        """The job's outcome, run once per session (items that share a job share its outcome); on a
-        device, under its shared lock. A job that needs the device alone (timing) takes the lock
-        itself, shared while it prepares and exclusive only while it times: held here as well, the
-        two could never be had at once."""
-        memo = state(self.config).jobs
-        if job.key not in memo:
-            on_device = self.target.kind == "device" and not job.exclusive
-            asked = time.perf_counter()
-            state(self.config).job_starts[job.key] = round(time.time(), 3)
-            with (
-                device_lock(self.target.backend, os.environ, exclusive=False)
-                if on_device
-                else (contextlib.nullcontext())
-            ):
-                if on_device:
-                    state(self.config).device_waits[job.key] = round(time.perf_counter() - asked, 3)
-                timeout, why = self.job_timeout()
-                memo[job.key] = run_job(
-                    job,
-                    timeout,
-                    state(self.config).workdir,
-                    interpreter=interpreter,
-                    use_fork_server=not self.config.getoption("no_fork_server"),
-                    why_timeout=why,
-                )
-        self.device_wait_s = state(self.config).device_waits.get(job.key, self.device_wait_s)
-        self.job_started_at = state(self.config).job_starts.get(job.key, self.job_started_at)
-        return memo[job.key]
-
-    def runtest(self) -> None:
-        verdict = self.verdict
-        assert verdict is not None
-        if verdict.outcome in (Outcome.SKIP, Outcome.UNSTABLE):  # UNSTABLE: see pytest_report_teststatus
-            pytest.skip(verdict.message)
-        if verdict.outcome == Outcome.XFAIL:
-            pytest.xfail(verdict.message)
-        if verdict.outcome == Outcome.XPASS:
-            self.xpass_reason = verdict.message
-        if verdict.outcome == Outcome.FAIL:
-            raise ItemFailure(verdict)
-
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        value = excinfo.value
-        if isinstance(value, (ItemFailure, ItemError)):
-            verdict: Verdict = value.args[0] if isinstance(value, ItemError) else value.verdict
-            lines = [f"{self.case.id} / {self.expectation_name} on {self.target.name}: {verdict.message}"]
-            if verdict.detail:
-                lines += ["", verdict.detail]
-            lines += ["", f"case: {self.case.folder}", f"upstream: {self.case.manifest.upstream.issue}"]
-            return "\n".join(lines)
-        return super().repr_failure(excinfo)
-
-    def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"{self.case.id}::{self.name}"
-
-
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     """UNSTABLE reaches pytest as a skip (it neither passes nor fails the run); show it as itself."""
     record = getattr(report, RECORD, None) or {}
     if report.when == "call" and report.skipped and record.get("outcome") == Outcome.UNSTABLE:
         return "unstable", "U", (Outcome.UNSTABLE.value, {"yellow": True})
-    return None
-
-
-def final_record(item: CaseItem, call: pytest.CallInfo[None]) -> dict[str, Any] | None:
-    """The item's outcome record once a phase has decided it: the judge's, a SKIP planned at
-    collection, or an ERROR for a harness that raised before judging."""
-    if item.outcome_record is not None:
-        return item.outcome_record
-    if call.when == "setup" and item.planned_skip is not None:
-        return item.record(outcome=Outcome.SKIP.value, message=item.planned_skip)
-    if call.excinfo is not None and not isinstance(call.excinfo.value, pytest.skip.Exception):
-        error = call.excinfo.value
-        return item.record(outcome=Outcome.ERROR.value, message=f"{type(error).__name__}: {error}")
     return None
 
 

@@ -23,6 +23,7 @@ from kregress.devices import device_variable
 from kregress.job_durations import remember_durations
 from kregress.judge import Outcome
 from kregress.results import SYMBOL, WORST_FIRST, worst_outcome
+from kregress.run_state import STATE, run_devices
 
 RECORD = "kregress_record"  # the report attribute that carries an item's outcome record
 
@@ -47,8 +48,6 @@ class ResultsCollector:
         self.not_applicable.update(json.loads(node.workeroutput.get("kregress_not_applicable", "{}")))
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        from kregress.plugin import STATE  # a serial run collects here
-
         run = session.config.stash.get(STATE, None)
         self.not_applicable.update(run.not_applicable if run else {})
 
@@ -59,8 +58,6 @@ class ResultsCollector:
             self.records[report.nodeid] = {"nodeid": report.nodeid, **record}  # durations: summed above
 
     def devices(self) -> list[dict[str, str]]:
-        from kregress.plugin import run_devices
-
         return run_devices(self.config)
 
     def document(self) -> dict[str, Any]:

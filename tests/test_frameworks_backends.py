@@ -15,11 +15,11 @@ from conftest import CORPORA, run_written_case
 from kregress import level_zero
 from kregress.adapters import LEVEL_ZERO_WHY_NOT
 from kregress.backends import BACKENDS
+from kregress.collection import plan
 from kregress.frameworks import FRAMEWORKS
 from kregress.kinds.resource import ResourceMetric
 from kregress.manifest import Case, load_case
 from kregress.matrix import Backend, load_matrix
-from kregress.plugin import plan
 
 METRICS = get_args(ResourceMetric)
 

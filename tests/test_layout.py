@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -65,3 +66,20 @@ def test_bisect_is_three_packages_by_concept() -> None:
     assert kregress.bisect.triage.verify.Verifier
     top = {p.stem for p in (REPO / "bisect").glob("*.py")}
     assert not top & {"github", "comment", "bot", "importer", "reduce", "ast_edits", "verify", "ledger"}
+
+
+def test_the_plugin_module_holds_pytest_hooks_only() -> None:
+    """Collection, the item, the run's state and a GPU run's order live in modules of their own; the
+    plugin is what pytest calls, and nothing imports it back."""
+    import ast
+
+    tree = ast.parse((REPO / "runner" / "plugin.py").read_text())
+    defined = [n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))]
+    assert defined and all(name.startswith("pytest_") for name in defined), defined
+    importers = [
+        path.name
+        for path in (REPO / "runner").rglob("*.py")
+        if path.name != "plugin.py"
+        and re.search(r"from kregress\.plugin import|import kregress\.plugin", path.read_text())
+    ]
+    assert importers == []

@@ -68,7 +68,7 @@ def test_files_that_differ_from_the_pins_are_never_unpacked(
 def test_xpu_children_get_level_zero_with_the_native_compiler(
     no_headers_here: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Compile targets of xpu get xpu_native's variables (kregress.plugin): Level Zero rides with
+    """Compile targets of xpu get xpu_native's variables (kregress.run_state): Level Zero rides with
     them, whether or not ocloc could be provisioned."""
     (tmp_path / "empty").mkdir()
     monkeypatch.setenv(level_zero.DEBS_VARIABLE, str(tmp_path / "empty"))

@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from conftest import REPO, run_corpus
+from kregress.collection import shard_of
 from kregress.matrix import load_matrix, nightly_jobs
-from kregress.plugin import shard_of
 
 CASES = ("outcomes/known_bad", "outcomes/specialization", "kinds/vector_add", "kinds/broken")
 

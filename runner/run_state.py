@@ -1,0 +1,126 @@
+"""What one kregress pytest session knows and resolves once: the matrix and targets it judges,
+where jobs write, the toolchain interpreters (--toolchain's, built before any item runs, and each
+target's matrix toolchain on first use), Intel's native compiler, the devices, the durations that
+order a GPU run, and what it left out. The hooks (kregress.plugin), the collection and the items
+read it from the config's stash."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from kregress import xpu_native
+from kregress.devices import describe, device_variable, probe_count, visible
+from kregress.item import toolchain_interpreter
+from kregress.job_durations import last_durations
+from kregress.jobs import Interpreter, JobOutcome
+from kregress.matrix import Matrix, Target
+from kregress.package_index import CandidateError, newest_release
+from kregress.toolchains import Toolchain, ToolchainError
+
+
+@dataclass
+class RunState:
+    """What one kregress pytest session knows, in one place: the matrix and targets it judges, where
+    jobs write, the toolchain interpreters it built, the devices, and what it left out."""
+
+    matrix: Matrix
+    targets: list[Target]
+    workdir: Path
+    explicit: Interpreter | None  # --toolchain's environment
+    device: dict[str, str]  # the GPU this process is pinned to, as nvidia-smi names it
+    jobs: dict[tuple[str, ...], JobOutcome] = field(default_factory=dict)  # one outcome per job
+    device_waits: dict[tuple[str, ...], float] = field(default_factory=dict)  # job -> s to get the device
+    job_starts: dict[tuple[str, ...], float] = field(default_factory=dict)  # job -> when asked for (epoch s)
+    matrix_toolchains: dict[str, Interpreter | str] = field(default_factory=dict)  # or why not
+    native_xpu: dict[str, str] | None = None  # the variables for Intel's ocloc, asked once
+    # case::expectation[target] -> why that pair is not collected; a worker sends its own to the controller
+    not_applicable: dict[str, str] = field(default_factory=dict)
+    run_devices: list[dict[str, str]] | None = None  # every device the run may use
+
+
+STATE = pytest.StashKey[RunState]()
+
+
+def state(config: pytest.Config) -> RunState:
+    return config.stash[STATE]
+
+
+def progress(message: str) -> None:
+    print(f"kregress: {message}", file=sys.stderr, flush=True)
+
+
+def explicit_interpreter(config: pytest.Config) -> Interpreter | None:
+    """The --toolchain environment, built before any item runs; a failure stops the run (exit 3)."""
+    spec = config.getoption("toolchain")
+    if not spec:
+        return None
+    try:
+        Toolchain.parse(spec)  # a head (triton@main) is named as such, before the index is asked
+        if len(spec.split()) == 1:
+            pinned = newest_release(spec)
+            if pinned != spec:
+                progress(f"--toolchain {spec}: its newest release is {pinned}")
+            spec = pinned
+        return toolchain_interpreter(spec, progress)
+    except (ToolchainError, CandidateError, OSError) as exc:
+        pytest.exit(f"kregress: {exc}", returncode=pytest.ExitCode.INTERNAL_ERROR)
+
+
+def interpreter_for(config: pytest.Config, target: Target) -> Interpreter | str:
+    """What runs this target's jobs: --toolchain if given, else the toolchain the matrix names for
+    the target (built on first use), else kregress's own environment. A str is why it cannot."""
+    explicit = state(config).explicit
+    if explicit is not None:
+        return explicit
+    if not target.toolchain:
+        return Interpreter()
+    known = state(config).matrix_toolchains
+    if target.toolchain not in known:
+        try:
+            known[target.toolchain] = toolchain_interpreter(target.toolchain, progress)
+        except ToolchainError as exc:
+            known[target.toolchain] = (
+                f"{target.name} is built with its matrix toolchain, which could not be installed: {exc}"
+            )
+    return known[target.toolchain]
+
+
+def native_variables(config: pytest.Config) -> dict[str, str]:
+    """Intel's native compiler for XPU compile targets, provisioned once per process."""
+    run = state(config)
+    if run.native_xpu is None:
+        run.native_xpu = xpu_native.child_variables(log=progress)
+    return run.native_xpu
+
+
+def run_devices(config: pytest.Config) -> list[dict[str, str]]:
+    """The devices this run may use, as nvidia-smi names them (empty on cpu, or where it cannot);
+    asked once, for the header and the results alike."""
+    run = state(config)
+    if run.run_devices is None:
+        run.run_devices = describe_devices(config)
+    return run.run_devices
+
+
+def describe_devices(config: pytest.Config) -> list[dict[str, str]]:
+    backend = config.getoption("backend")
+    variable = device_variable(backend)
+    if not variable:
+        return []
+    count = config.getoption("devices") or probe_count(backend)
+    found = (describe(backend, {variable: index}) for index in visible(backend, os.environ, count))
+    return [device for device in found if device]
+
+
+def durations_for_order(config: pytest.Config) -> dict[str, float]:
+    """The controller's copy of this machine's last durations (each worker must order its items
+    alike, or xdist refuses the run: read once, sent to the workers)."""
+    if hasattr(config, "workerinput"):
+        return json.loads(config.workerinput.get("kregress_durations", "{}"))
+    return last_durations(config.getoption("backend"))
