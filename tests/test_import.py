@@ -653,3 +653,53 @@ def test_printed_values_are_judged_against_the_stated_ones_and_neither_cannot_te
         judge_stated("done", stated)
     with pytest.raises(CaseError, match="both"):  # 0 and 1: any output may print them
         judge_stated("0 1", {"expected": [1.0], "wrong": [0.0]})
+
+
+SCOPE_ISSUE = {
+    "title": "[AMD] atomic_add ignores scope",
+    "created_at": "2025-01-20T00:00:00Z",
+    "body": "\n".join(
+        [
+            "On MI300X a histogram whose bins belong to one program asks for block-scoped atomics:",
+            "",
+            "```python",
+            "import torch",
+            "import triton",
+            "import triton.language as tl",
+            "",
+            "",
+            "@triton.jit",
+            "def histogram(values, bins, N: tl.constexpr, BINS: tl.constexpr):",
+            "    offs = tl.program_id(0) * N + tl.arange(0, N)",
+            "    slot = tl.load(values + offs) % BINS",
+            "    one = tl.full([N], 1, tl.int32)",
+            '    tl.atomic_add(bins + tl.program_id(0) * BINS + slot, one, scope="cta")',
+            "",
+            "",
+            "values = torch.randint(0, 100, (512,), device='cuda', dtype=torch.int32)",
+            "bins = torch.zeros(32, device='cuda', dtype=torch.int32)",
+            "histogram[(2,)](values, bins, N=256, BINS=16)",
+            "```",
+            "",
+            'The LLVM IR emits `syncscope("agent")` where `syncscope("workgroup")` is expected.',
+        ]
+    ),
+}
+
+
+@pytest.mark.slow
+def test_an_issue_naming_a_wrong_spelling_of_the_generated_code_becomes_a_proven_ir_draft(
+    tmp_path: Path,
+) -> None:
+    """No error at all: the issue says which spelling the LLVM IR has and which it should. The draft's
+    `ir` check FAILs on gfx942 under the releases that emit it and holds from the one that fixed it."""
+    code, said = import_saved(tmp_path, "https://github.com/triton-lang/triton/issues/5570", SCOPE_ISSUE)
+    assert code == 0, said
+    assert 'stated: the generated llir has `syncscope("agent")`' in said
+    assert "locate: shows on hip:gfx942" in said and "first fixed triton==3.3.0" in said, said
+    assert "verify: PROVEN" in said
+    (draft,) = (tmp_path / "corpus").glob("*_draft")
+    manifest = tomllib.loads((draft / "case.toml").read_text())
+    (ir,) = manifest["expect"]
+    assert (ir["kind"], ir["stage"], ir["max_count"]) == ("ir", "llir", 0)
+    assert manifest["known_bad"][0]["versions"].endswith(",<3.3.0")

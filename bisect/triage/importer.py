@@ -42,7 +42,7 @@ from kregress.bisect.github.client import explain
 from kregress.bisect.judging import CaseRun, InfrastructureError, RegressOn, item_verdict
 from kregress.bisect.search import PointVerdict, search
 from kregress.bisect.triage.repair import looks_like_kernel_code, repair
-from kregress.bisect.triage.stated import StatedValues, stated_values
+from kregress.bisect.triage.stated import StatedSpelling, StatedValues, stated_spelling, stated_values
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
 from kregress.judge import Outcome
@@ -105,6 +105,7 @@ class Evidence:
     repairs: list[str] = field(default_factory=list)  # what the repair changed, each said
     error: str | None = None  # the quoted error the draft shows (set by locate; first until then)
     stated: StatedValues | None = None  # a wrong value and the expected one, where the issue states them
+    spelling: StatedSpelling | None = None  # a wrong spelling of the generated code, at a stage it names
 
     def __post_init__(self) -> None:
         if self.error is None and self.errors:
@@ -231,9 +232,10 @@ def extract(issue: UpstreamIssue) -> Evidence:
     framework = framework_of_source(repaired.source).name
     pasted = "\n\n".join(blocks)
     stated = stated_values([issue.title, *quoted])
+    spelling = stated_spelling([issue.title, *quoted])
     return Evidence(
         repaired.source, len(blocks), list(dict.fromkeys(errors)), framework, pasted, repaired.repairs,
-        stated=stated,
+        stated=stated, spelling=spelling,
     )  # fmt: skip
 
 
@@ -324,6 +326,10 @@ def __getattr__(name: str):
 
 def draft_manifest(issue: UpstreamIssue, evidence: Evidence, name: str) -> dict:
     upstream = {"repo": issue.repository, "issue": issue.url} | ({"fix": issue.fix} if issue.fix else {})
+    spelling = evidence.spelling
+    # the generated code the issue calls wrong: a FAIL wherever the compiled kernel has it
+    ir = [{"name": "ir", "kind": "ir", "kernel": "pasted_kernel", "stage": spelling.stage,
+           "pattern": re.escape(spelling.wrong), "max_count": 0}] if spelling else []  # fmt: skip
     return {
         "title": f"{issue.title} (draft of {issue.repository}#{issue.number})"[:200],
         "framework": evidence.framework,
@@ -332,6 +338,7 @@ def draft_manifest(issue: UpstreamIssue, evidence: Evidence, name: str) -> dict:
         "expect": [
             {"name": "runs", "kind": "numerics", "check": "check_pasted", "rtol": 0.0, "atol": 0.0},
             {"name": "compiles", "kind": "compiles", "kernel": "pasted_kernel"},
+            *ir,
         ],
         "reproduce": {
             "targets": ["cpu:interpreter"],
@@ -361,6 +368,12 @@ def write_issue_md(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> No
         if evidence.stated
         else "None."
     )
+    if evidence.spelling:
+        stated += (
+            f"\n\nThe generated {evidence.spelling.stage} has `{evidence.spelling.wrong}` where "
+            f'`{evidence.spelling.right}` is expected, from: "{evidence.spelling.said}". The draft\'s `ir` '
+            "check FAILs wherever the compiled kernel has it."
+        )
     repairs = (
         "\n".join(f"- {said}" for said in evidence.repairs) + "\n\nThe code as pasted is as_pasted.py."
         if evidence.repairs
@@ -428,9 +441,10 @@ class Locator:
     timeout: float
     framework: str = "triton"
     stated: bool = False  # the issue states a wrong value: a mismatch with it shows the bug
+    compile_item: str = "compiles"  # judged on compile targets: `ir` where the issue names a spelling
 
     def judge(self, target: str, release: str) -> Point:
-        kind = "compiles" if ":" in target and not target.endswith((":interpreter", ":device")) else "runs"
+        kind = self.item_on(target)
         known = next((p for p in self.summary.judged if (p.target, p.release) == (target, release)), None)
         if known:
             return known
@@ -448,6 +462,10 @@ class Locator:
         print(f"kregress import:   {point.shown()}", file=sys.stderr, flush=True)
         return point
 
+    def item_on(self, target: str) -> str:
+        compiled = ":" in target and not target.endswith((":interpreter", ":device"))
+        return self.compile_item if compiled else "runs"
+
     def shows(self, point: Point) -> bool:
         # bad under the one rule (RegressOn.FAIL): an ERROR is the draft's (its driver could not run
         # or capture the code, or the paste does not parse), not the compiler's, and would send the
@@ -458,6 +476,8 @@ class Locator:
             return False
         if self.stated and point.failure_kind == "WRONG_RESULT":
             return True
+        if self.item_on(point.target) == "ir":  # the spelling the issue names, nothing else
+            return point.failure_kind == "IR_MISMATCH"
         if not self.patterns:  # nothing quoted to match: only a failure that is the compiler's
             return compilers_failure(point)
         return self.matching(point) is not None
@@ -661,6 +681,9 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
                 f"{evidence.framework}; errors quoted: {' | '.join(evidence.errors) or 'none'}")  # fmt: skip
     for said in evidence.repairs:
         summary.add(f"repair: {said}")
+    if evidence.spelling:
+        summary.add(f"stated: the generated {evidence.spelling.stage} has `{evidence.spelling.wrong}` where "
+                    f"`{evidence.spelling.right}` is expected (\"{evidence.spelling.said}\")")  # fmt: skip
     if evidence.stated:
         summary.add(f"stated: expected {list(evidence.stated.expected)}, wrong {list(evidence.stated.wrong)} "
                     f"(\"{evidence.stated.said}\")")  # fmt: skip
@@ -683,8 +706,9 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
         t for t in (args.target or targets_to_try(issue, judged_here, evidence.framework)) if t in judged_here
     ]
     locator = Locator(
-        args.corpus, draft, patterns, summary, args.timeout, evidence.framework, evidence.stated is not None
-    )
+        args.corpus, draft, patterns, summary, args.timeout, evidence.framework, evidence.stated is not None,
+        "ir" if evidence.spelling else "compiles",
+    )  # fmt: skip
     index = args.index_url or package_index() or PYPI
     releases_of: dict[str, list[str]] = {}
     try:
@@ -693,7 +717,7 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
         )
     except CandidateError as exc:
         raise ImportStopped("locate", str(exc), ExitCode.INFRASTRUCTURE) from None
-    kind = "runs" if target.endswith(":interpreter") else "compiles"
+    kind = locator.item_on(target)
     located = next(p for p in summary.judged if (p.target, p.release) == (target, release))
     pattern = locator.matching(located)
     if pattern is not None:  # the most specific error quoted that the draft shows is the one kept
@@ -711,6 +735,8 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     shown = evidence.error
     if pattern is None and evidence.stated is not None:  # located by the value it states
         shown = f"a wrong value: {evidence.stated.said}"
+    if kind == "ir" and (spelling := evidence.spelling) is not None:
+        shown = f"the generated {spelling.stage} has `{spelling.wrong}`: {spelling.said}"
     manifest = final_manifest(folder, target, kind, versions, first_bad, fixed, issue, shown, held)
     if "known_bad" not in manifest:
         summary.add(f"known_bad: left out: its range would be on {evidence.framework}'s version, and the "

@@ -73,3 +73,60 @@ def stated_values(texts: list[str]) -> StatedValues | None:
                 said = f"{expected_line.group(0).strip()} / {wrong_line.group(0).strip()}"
                 return StatedValues(expected, wrong, said)
     return None
+
+
+CODE = r"`([^`\n]{2,120})`"
+ARTICLE = r"(?:an?\s+|the\s+)?"
+EMITS = (
+    r"(?:emits?|emitted|emitting|generates?|generated|generating|uses?|used|produces?|produced|"
+    r"lowers?\s+(?:it\s+)?to|lowered\s+to|contains?)"
+)
+SPELLINGS = [
+    # emits `X` where `Y` is expected / generates `X` instead of `Y`
+    (rf"\b{EMITS}\s+{ARTICLE}{CODE}[^`\n]{{0,60}}?\b(?:where|while|whereas|but|instead\s+of|rather\s+than)\s+"
+     rf"{ARTICLE}{CODE}", "wrong"),
+    # expected `Y` but it emits `X` / should use `Y`, not `X`
+    (rf"\b(?:expected|should\s+(?:emit|generate|use|be|contain))\s+{ARTICLE}{CODE}[^`\n]{{0,60}}?"
+     rf"\b(?:but|while|whereas|not)\b[^`\n]{{0,40}}?{CODE}", "right"),
+]  # fmt: skip
+STAGE_WORDS = [
+    ("ptx", r"\bptx\b"),
+    ("amdgcn", r"\b(?:amdgcn|gcn|isa)\b"),
+    ("llir", r"\b(?:llvm[\s-]*ir|llir)\b|\.ll\b"),
+    ("ttgir", r"\bttgir\b"),
+    ("ttir", r"\bttir\b"),
+    ("spv", r"\bspir-?v\b"),
+]
+
+
+@dataclass(frozen=True)
+class StatedSpelling:
+    """A wrong spelling the issue says the generated code has, at a stage it names."""
+
+    stage: str
+    wrong: str
+    right: str
+    said: str
+
+
+def stage_named(text: str) -> str | None:
+    found = [(m.start(), stage) for stage, words in STAGE_WORDS if (m := re.search(words, text, re.I))]
+    return min(found)[1] if found else None
+
+
+def stated_spelling(texts: list[str]) -> StatedSpelling | None:
+    """The first "emits `X` where `Y` is expected" the texts state, with the IR stage named in its
+    sentence (else anywhere in that text); None without both."""
+    for text in texts:
+        for pattern, first in SPELLINGS:
+            for found in re.finditer(pattern, text, re.I):
+                wrong, right = (
+                    (found.group(1), found.group(2)) if first == "wrong" else (found.group(2), found.group(1))
+                )
+                around = text[max(0, found.start() - 200) : found.end() + 100]
+                stage = stage_named(around) or stage_named(text)
+                if stage and wrong.strip() != right.strip():
+                    return StatedSpelling(
+                        stage, wrong.strip(), right.strip(), " ".join(found.group(0).split())
+                    )
+    return None
