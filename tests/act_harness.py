@@ -9,6 +9,7 @@ test chooses, committed in a git repository whose origin names owner/kregress, a
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -186,3 +187,12 @@ class Act:
         )
         shutil.rmtree(cache, ignore_errors=True)
         return ActRun(done.returncode, output, jobs, kept)
+
+    def comment_on_pull_request(self, run_id: int, number: int, branch: str = "feature") -> ActRun:
+        """pr-comment.yml, started by pr.yml's finished run `run_id` of pull request `number`."""
+        finished = self.work / f"workflow_run-{run_id}.json"
+        finished.parent.mkdir(parents=True, exist_ok=True)
+        finished.write_text(json.dumps({"workflow_run": {
+            "id": run_id, "event": "pull_request", "conclusion": "success", "head_branch": branch,
+            "pull_requests": [{"number": number}]}}))  # fmt: skip
+        return self.run("workflow_run", "pr-comment.yml", finished)

@@ -246,11 +246,7 @@ def test_a_pull_request_is_judged_without_secrets_and_commented_by_workflow_run(
         assert b"ghp_upstreamSecret42" not in b"".join(found.values())
         changes = json.loads(found["changes.json"])
         assert [(c["case"], c["target"]) for c in changes["new_fail"]] == [("halves", "cpu:interpreter")]
-        finished = tmp_path / "workflow_run.json"
-        finished.write_text(json.dumps({"workflow_run": {
-            "id": 1, "event": "pull_request", "conclusion": "success", "head_branch": "feature",
-            "pull_requests": [{"number": 5}]}}))  # fmt: skip
-        comment = act.run("workflow_run", "pr-comment.yml", finished)
+        comment = act.comment_on_pull_request(1, 5)
         assert comment.returncode == 0, comment.failed()
         (posted,) = github.comments_on(OWNER_REPO, 5)
         assert "`halves`" in posted["body"] and "New FAIL" in posted["body"], posted["body"]

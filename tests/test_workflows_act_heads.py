@@ -162,11 +162,7 @@ def test_a_compiler_pull_request_is_built_at_both_ends_and_its_culprit_commit_na
         # Each commit built at most once: the base and the head for the judging, the bisect's
         # points from the cache or built once.
         assert real_builds(log) == len(kept_builds(tmp_path / "act" / "kregress-cache")) <= 4
-        finished = tmp_path / "workflow_run.json"
-        finished.write_text(json.dumps({"workflow_run": {
-            "id": 1, "event": "pull_request", "conclusion": "success", "head_branch": "feature",
-            "pull_requests": [{"number": 12}]}}))  # fmt: skip
-        told = act.run("workflow_run", "pr-comment.yml", finished)
+        told = act.comment_on_pull_request(1, 12)
         assert told.returncode == 0, told.failed()
         (posted,) = github.comments_on(COMPILER_REPO, 12)
         assert shas[1] in posted["body"] and "`kcc_factor`" in posted["body"], posted["body"]
