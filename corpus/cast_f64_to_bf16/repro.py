@@ -11,7 +11,6 @@ ops and lowered truncf straight to LLVM's fptrunc, the cast compiles. Going thro
 (`via_f32`) compiles in every release, so a FAIL of `direct` is the f64 source.
 """
 
-import numpy as np
 import torch
 import triton
 import triton.language as tl
