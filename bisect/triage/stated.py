@@ -2,7 +2,8 @@
 but should be 6.0", "got [0, 2, 4, 7] instead of [0, 2, 4, 6]", or an output block's "Expected: 6" /
 "Actual: 7" lines. A draft of such an issue judges the reporter's printed output against them
 (kregress.pasted.judge_stated): the wrong value shown is a FAIL, the expected one alone a PASS, and
-an output that shows neither cannot tell.
+an output that shows neither cannot tell. And the generated code an issue calls wrong: "the PTX
+uses `X` where `Y` is expected", with the stage its sentence names, for an `ir` expectation.
 
 Error messages quote numbers too ("expected 3 arguments, got 2"): a traceback's lines are never
 read, and between the two values only a few linking words may stand.
