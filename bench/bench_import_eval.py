@@ -34,11 +34,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from kregress.errors import ExitCode
+
 EVAL = Path(__file__).parent / "import_eval"
 FIRST_FIXED = re.compile(
     r"^\s*bisect: .*?(?:first fixed (?P<fixed>\S+?)(?:;|$)|(?P<open>no release without it))", re.M
 )
-INFRASTRUCTURE, USAGE = 3, 64  # kregress import's exit codes for "could not try"
 STOPPED = re.compile(r"kregress import: stopped at (?P<step>\w+)")
 
 
@@ -62,7 +63,8 @@ def classify(entry: dict, code: int | None, output: str) -> tuple[str, str]:
         return "proven, unconfirmed", said
     stopped = STOPPED.search(output)
     said = f"exit {code}, stopped at {stopped['step'] if stopped else '?'}"
-    if code in (INFRASTRUCTURE, USAGE):  # GitHub, a toolchain or the command line failed: nothing judged
+    # GitHub, a toolchain or the command line failed: nothing was judged
+    if code in (ExitCode.INFRASTRUCTURE, ExitCode.GITHUB, ExitCode.USAGE):
         return "not measured", said
     showable = entry.get("pypi_can_show") is True and entry.get("gpu_needed") is False
     return ("missed" if showable else "honest stop"), said

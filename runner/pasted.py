@@ -119,7 +119,9 @@ def run_pasted(path: Path, device: str) -> str:
     return printed.getvalue()
 
 
-NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b", re.I)
+# A number as Python, NumPy and torch print one (also how an issue states one: kregress import reads
+# it with this pattern).
+NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b"
 
 
 def shown(values: list[float], printed: list[float]) -> bool:
@@ -140,7 +142,7 @@ def judge_stated(printed: str, stated: dict[str, list[float]]) -> tuple[Any, Any
     alone is a match; neither cannot tell, and that is the draft's, never a verdict."""
     import numpy as np
 
-    found = [float(n) for n in NUMBER.findall(printed)]
+    found = [float(n) for n in re.findall(NUMBER, printed, re.I)]
     expected, wrong = stated["expected"], stated["wrong"]
     if len(expected) == len(wrong):  # elementwise: only where they differ tells
         differ = [(e, w) for e, w in zip(expected, wrong, strict=True) if e != w]

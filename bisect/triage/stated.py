@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-NUMBER = r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:nan|inf)\b"
+from kregress.pasted import NUMBER
+
 VALUES = rf"((?:tensor|array)?\[[^\]\n]{{1,300}}\]|(?:tensor|array)?\([^)\n]{{1,300}}\)|{NUMBER})"
 IS = r"\s*(?:=|:)?\s*"
 SAYS_WRONG = (
