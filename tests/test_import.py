@@ -269,6 +269,14 @@ def test_code_blocks_are_kept_as_pasted_and_the_framework_is_read_from_them() ->
     )
 
 
+def test_a_fence_never_closed_runs_to_the_end_of_its_text_as_github_renders_it() -> None:
+    """A paste (or a saved copy) cut before its closing fence still holds its code; what is left of
+    the fence is not code."""
+    for cut in ("", "`", "``"):
+        evidence = extract(issue("Minimal:\n\n```py\nimport triton\n\nkernel[(1,)]()\n" + cut))
+        assert evidence.code == "import triton\n\nkernel[(1,)]()\n" and evidence.blocks == 1, cut
+
+
 HERE = {
     "cpu:interpreter": ("interpreter", "cpu"),
     "cuda:sm_80": ("compile", "cuda"),
@@ -367,6 +375,13 @@ TITLE_ONLY = {
     "attribute 'get_int1_ty'",
     "body": INT1_ISSUE["body"].split("\n\nwith TRITON_INTERPRET=1")[0] + "\n",
 }
+# The code only in a maintainer's comment, whose closing fence the paste lost.
+FENCE_CUT_IN_COMMENT = {
+    **INT1_ISSUE,
+    "body": "Under TRITON_INTERPRET=1:\n\n```\n"
+    "AttributeError: 'InterpreterBuilder' object has no attribute 'get_int1_ty'\n```\n",
+    "comments": ["Minimal reproducer:\n\n" + INT1_ISSUE["body"].split("\n\nwith TRITON_INTERPRET=1")[0][:-1]],
+}
 CUT_SHORT = {**BF16_ISSUE, "body": BF16_ISSUE["body"].replace("accumulate[(2,)](src, dst, 256, BLOCK=128)",
                                                              "accumulate[(2,)](src, dst, 2")}  # fmt: skip
 
@@ -396,8 +411,10 @@ def import_saved(tmp_path: Path, url: str, saved: dict, *extra: str) -> tuple[in
          "repair: line 10: a stray indent set to its block's (0 columns)"),
         ("https://github.com/triton-lang/triton/issues/6200", TITLE_ONLY,
          "errors quoted: AttributeError: 'InterpreterBuilder' object has no attribute 'get_int1_ty'"),
+        ("https://github.com/triton-lang/triton/issues/6200", FENCE_CUT_IN_COMMENT,
+         "extract: 1 code block(s)"),
     ],
-    ids=["no-imports", "stray-indent", "error-in-title"],
+    ids=["no-imports", "stray-indent", "error-in-title", "fence-cut-in-comment"],
 )  # fmt: skip
 def test_damaged_pastes_are_repaired_into_proven_drafts_with_the_right_range(
     tmp_path: Path, url: str, saved: dict, repaired: str

@@ -52,7 +52,9 @@ from kregress.schema import read_toml
 from kregress.toolchains import package_index
 
 URL = re.compile(r"^https://github\.com/([\w.-]+/[\w.-]+)/(issues|pull)/(\d+)/?$")
-CODE_BLOCK = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.S)
+# A fence never closed runs to the end of the text, as GitHub renders it (a paste or a saved copy
+# cut short); what is left of its closing fence is dropped.
+CODE_BLOCK = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|`{1,2}[ \t]*\Z|\Z)", re.S)
 PYTHON_FENCES = {"", "python", "py", "python3", "ipython"}
 EXCEPTION_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|OutOfResources)"
 RAISED = re.compile(rf"^\s*({EXCEPTION_NAME})(?::\s*(.*))?$")
