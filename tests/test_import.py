@@ -5,6 +5,7 @@ its exit code and nothing left behind."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from kregress.bisect.triage.importer import (
     error_pattern,
     extract,
     quoted_error,
+    quoted_errors,
     targets_to_try,
 )
 
@@ -245,7 +247,6 @@ def test_the_quoted_error_is_the_last_raise_else_a_compiler_error_else_a_mismatc
 
 
 def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() -> None:
-    import re
 
     pattern = error_pattern("triton.compiler.errors.CompilationError: at 3:4: unsupported 'bf16'")
     assert pattern is not None and re.search(pattern, "COMPILE_ERROR: [default] CompilationError: at 5:6: x")
@@ -267,6 +268,21 @@ def test_code_blocks_are_kept_as_pasted_and_the_framework_is_read_from_them() ->
     assert (
         evidence.framework == "tilelang" and evidence.error == "RuntimeError: boom" and evidence.blocks == 2
     )
+
+
+def test_an_exception_named_in_a_sentence_is_quoted_after_the_lines_that_quote_one() -> None:
+    text = (
+        "In the interpreter it will report triton.runtime.errors.InterpreterError: "
+        "TypeError(\"'int' object is not iterable\"). With the change below codegen fails:\n\n"
+        "triton.compiler.errors.CompilationError: at 4:4:\n"
+    )
+    assert quoted_errors(text) == [
+        "triton.compiler.errors.CompilationError: at 4:4:",
+        "triton.runtime.errors.InterpreterError: TypeError(\"'int' object is not iterable\")",
+    ]
+    pattern = error_pattern(quoted_errors(text)[1])
+    assert pattern and re.search(pattern, "InterpreterError: TypeError(\"'int' object is not iterable\")")
+    assert quoted_errors("Values differ: see the table below.\n") == []
 
 
 def test_a_fence_never_closed_runs_to_the_end_of_its_text_as_github_renders_it() -> None:
@@ -375,6 +391,15 @@ TITLE_ONLY = {
     "attribute 'get_int1_ty'",
     "body": INT1_ISSUE["body"].split("\n\nwith TRITON_INTERPRET=1")[0] + "\n",
 }
+# The error named only in a sentence, beside another error quoted on a line of its own (for a variant
+# of the code that is not pasted whole).
+ERROR_IN_A_SENTENCE = {
+    **INT1_ISSUE,
+    "body": INT1_ISSUE["body"].split("\n\nwith TRITON_INTERPRET=1")[0]
+    + "\n\nWith TRITON_INTERPRET=1 it raises AttributeError: 'InterpreterBuilder' object has no attribute "
+    "'get_int1_ty'. Written with tl.zeros instead it compiles, but:\n\n"
+    "triton.compiler.errors.CompilationError: at 2:4:\n",
+}
 # The code only in a maintainer's comment, whose closing fence the paste lost.
 FENCE_CUT_IN_COMMENT = {
     **INT1_ISSUE,
@@ -413,8 +438,10 @@ def import_saved(tmp_path: Path, url: str, saved: dict, *extra: str) -> tuple[in
          "errors quoted: AttributeError: 'InterpreterBuilder' object has no attribute 'get_int1_ty'"),
         ("https://github.com/triton-lang/triton/issues/6200", FENCE_CUT_IN_COMMENT,
          "extract: 1 code block(s)"),
+        ("https://github.com/triton-lang/triton/issues/6200", ERROR_IN_A_SENTENCE,
+         "locate: shows on cpu:interpreter under triton==3.2.0 (/(?:AttributeError|"),
     ],
-    ids=["no-imports", "stray-indent", "error-in-title", "fence-cut-in-comment"],
+    ids=["no-imports", "stray-indent", "error-in-title", "fence-cut-in-comment", "error-in-a-sentence"],
 )  # fmt: skip
 def test_damaged_pastes_are_repaired_into_proven_drafts_with_the_right_range(
     tmp_path: Path, url: str, saved: dict, repaired: str

@@ -58,6 +58,9 @@ CODE_BLOCK = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|`{1,2}[ \t]*\Z|\
 PYTHON_FENCES = {"", "python", "py", "python3", "ipython"}
 EXCEPTION_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|OutOfResources)"
 RAISED = re.compile(rf"^\s*({EXCEPTION_NAME})(?::\s*(.*))?$")
+# An exception named in a sentence ("... it will report InterpreterError: TypeError(...). Then"), to
+# the sentence's end.
+IN_PROSE = re.compile(rf"(?<![\w.])({EXCEPTION_NAME}:\s*\S.*?)(?:[.,;]?\s*$|\.\s+(?=[A-Z]))")
 COMPILER_ERROR = re.compile(r"^.*?\berror\s*:\s*(.+)$", re.I)  # ptxas spaces it: "error   : "
 MISMATCH = re.compile(r"(Mismatched elements[^\n]*|Tensor-likes are not close[^\n]*|not close[^\n]*)")
 ORDER = ("cpu:interpreter", "cuda:sm_90", "cuda:sm_80", "hip:gfx942", "xpu:pvc", "xpu:dg2")
@@ -243,11 +246,12 @@ def extract(issue: UpstreamIssue) -> Evidence:
 
 def quoted_errors(text: str) -> list[str]:
     """Every error the text quotes, the most specific first: a traceback's last exception line, a
-    compiler's error line, a mismatch report."""
+    compiler's error line, a mismatch report, then an exception named in a sentence."""
     found = [quoted_error(text)]
     lines = text.splitlines()
     found += [line.strip() for line in reversed(lines) if RAISED.match(line)]
     found += [line.strip() for line in reversed(lines) if COMPILER_ERROR.match(line)]
+    found += [m.group(1) for line in lines if not RAISED.match(line) and (m := IN_PROSE.search(line))]
     return [e for e in dict.fromkeys(found) if e]
 
 
