@@ -265,8 +265,38 @@ def capture_first_tilelang_compile(path: Path) -> Any:
         execute(path, path.read_text())
     except Launched as launched:
         func, kwargs = launched.kernel, launched.kwargs
+    except Exception as exc:
+        if not raised_in_packages(exc, TILELANG_PACKAGES):
+            raise
+        # The frontend failed while building the kernel, before handing it to compile (an eager
+        # `@tilelang.jit` builds its prim_func when called): the compiler's failure, judged where
+        # the compile is, as a kernel whose build raises it.
+        failure = exc
+
+        def fails_to_build() -> Any:
+            raise failure
+
+        return TileLangKernel(fails_to_build)
     else:
         raise CaseError(f"{path.name} ran to its end without compiling a TileLang kernel")
     finally:
         tilelang.compile, module.compile = originals
     return TileLangKernel(lambda: func, pass_configs=dict(kwargs.get("pass_configs") or {}))
+
+
+# TileLang's own Python, the TVM it builds on and TVM's FFI (where C++ errors surface).
+TILELANG_PACKAGES = ("tilelang", "tvm", "tvm_ffi")
+
+
+def raised_in_packages(exc: BaseException, packages: tuple[str, ...]) -> bool:
+    """Whether the innermost frame of the exception's traceback that is a file is in one of these
+    packages (a C++ error surfaces through frames that are not: `<unknown>`, Cython's `.pxi`)."""
+    import importlib.util
+
+    roots = []
+    for name in packages:
+        spec = importlib.util.find_spec(name) if name not in sys.modules else sys.modules[name].__spec__
+        if spec is not None and spec.submodule_search_locations:
+            roots += [Path(location).resolve() for location in spec.submodule_search_locations]
+    files = [Path(f.filename) for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).is_file()]
+    return bool(files) and any(files[-1].resolve().is_relative_to(root) for root in roots)

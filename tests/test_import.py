@@ -71,6 +71,17 @@ AssertionError: zeros are not kept
 """
 
 
+# The reporter's own assertion is wrong (scale doubles): it fails in every release, and nothing is quoted.
+ALWAYS_FAILS_ISSUE = """```python
+import numpy as np
+import tinycc
+
+out = tinycc.scale(np.arange(4.0))
+assert out[1] == 3.0
+```
+"""
+
+
 NEEDS_ANOTHER_PACKAGE_ISSUE = """```python
 import numpy as np
 import tinycc
@@ -171,6 +182,20 @@ def test_code_that_shows_nothing_here_stops_at_locate_and_leaves_nothing(tmp_pat
     assert "stopped at locate: the code shows the quoted error nowhere" in done.stderr
     assert "tinycc==0.4 on cpu:interpreter: PASS" in done.stderr
     assert not any((tmp_path / "corpus").iterdir())
+
+
+@pytest.mark.slow  # builds an environment per release judged
+def test_with_nothing_quoted_a_failure_in_every_release_is_never_proven(tmp_path: Path, index: str) -> None:
+    """No error quoted and no release without the failure: the code's own failure (here the
+    reporter's wrong assertion) looks the same as an open compiler bug, so it proves nothing."""
+    with serving() as fake:
+        issue = opened(fake, 12, ALWAYS_FAILS_ISSUE)
+        done = run_import(tmp_path, fake, index, issue, "-t", "cpu:interpreter")
+    assert done.returncode == 1, done.stderr
+    assert "stopped at bisect: with no error quoted, the code fails on cpu:interpreter in every release" in (
+        done.stderr
+    )
+    assert "PROVEN" not in done.stdout + done.stderr
 
 
 @pytest.mark.slow  # builds an environment per release judged
@@ -380,6 +405,38 @@ SELECT_ISSUE = {
 }
 
 
+# An eager @tilelang.jit kernel whose frontend refuses a reduction while building its prim_func,
+# before tilelang.compile is reached (tilelang#1690's kind of failure, written here).
+EAGER_REDUCE_ISSUE = {
+    "title": "[BUG] T.reduce_max in an eager jit kernel fails",
+    "created_at": "2026-01-19T00:00:00Z",
+    "labels": ["bug"],
+    "body": "\n".join(
+        [
+            "```python",
+            "import tilelang",
+            "import tilelang.language as T",
+            "",
+            "",
+            "@tilelang.jit",
+            "def row_max(X):",
+            '    M = T.const("M")',
+            "    X: T.Tensor[[M], T.float16]",
+            "    with T.Kernel():",
+            "        frag = T.alloc_fragment((M,), T.float16)",
+            "        best = T.alloc_fragment(1, T.float16)",
+            "        T.copy(X, frag)",
+            "        T.reduce_max(frag, best, dim=0)",
+            "",
+            "",
+            "row_max.compile(M=32)",
+            "```",
+            "",
+        ]
+    ),
+}
+
+
 # The same bugs as pasted in real issues: without their imports, with a stray indent, with the
 # error given only in the title (every one of them was a stop at extract or locate before repairs).
 NO_IMPORTS = {**BF16_ISSUE, "body": BF16_ISSUE["body"].replace(
@@ -478,14 +535,18 @@ def test_a_paste_cut_inside_its_launch_is_never_proven(tmp_path: Path) -> None:
         ("https://github.com/tile-ai/tilelang/issues/2682", SELECT_ISSUE,
          "locate: shows on cuda:sm_90 under tilelang==0.1.12",
          "bisect: shows from tilelang==0.1.7 … tilelang==0.1.13; first fixed tilelang==0.1.14", ",<0.1.14"),
+        ("https://github.com/tile-ai/tilelang/issues/1690", EAGER_REDUCE_ISSUE,
+         "locate: shows on cuda:sm_90 under tilelang==0.1.7.post3", "first fixed tilelang==0.1.8", ",<0.1.8"),
     ],
 )  # fmt: skip
 def test_real_issues_saved_as_json_become_proven_drafts(
     tmp_path: Path, url: str, saved: dict, shown: str, bisected: str, bound: str
 ) -> None:
     """A compile error on sm_90 (the first launch captured and compiled for the target), an
-    interpreter bug, and a TileLang build that nvcc refuses (the first prim_func handed to
-    tilelang.compile), each under the release of the issue's date, bisected over real releases."""
+    interpreter bug, a TileLang build that nvcc refuses (the first prim_func handed to
+    tilelang.compile) and an eager TileLang kernel its frontend refuses before any compile (the
+    compiler's failure, not the paste's), each under the release of the issue's date, bisected over
+    real releases."""
     code, said = import_saved(tmp_path, url, saved)
     assert code == 0, said
     assert shown in said and bisected in said and "verify: PROVEN" in said

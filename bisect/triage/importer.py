@@ -496,10 +496,12 @@ class Locator:
 # How a run fails that is the compiler's without a quoted error to match: it does not compile, its
 # process dies or hangs, it runs out of the hardware's resources.
 COMPILER_FAILURES = {"COMPILE_ERROR", "CRASH", "TIMEOUT", "OUT_OF_RESOURCES", "WRONG_RESULT"}
-# Raised while the reporter's code runs: the compiler's exceptions (Triton's, TVM's under TileLang),
-# and an assertion of the reporter's (a wrong value, the usual way a repro says so).
+# Raised while the reporter's code runs: the compiler's exceptions (Triton's, its interpreter's, TVM's
+# under TileLang), and an assertion of the reporter's (a wrong value, the usual way a repro says so).
+# Each can be the code's own too: with nothing quoted, a release that runs it without one must exist.
 COMPILERS_EXCEPTIONS = re.compile(
-    r"^RUNTIME_ERROR: (CompilationError|OutOfResources|TVMError|InternalError|AssertionError)\b|LLVM ERROR"
+    r"^RUNTIME_ERROR: (CompilationError|OutOfResources|TVMError|InternalError|AssertionError"
+    r"|InterpreterError)\b|LLVM ERROR"
 )
 
 
@@ -534,6 +536,7 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
            index: str, framework: str, package: str | None) -> tuple[str, str]:  # fmt: skip
     """The first (target, release) where the draft shows the quoted error."""
     dates_of: dict[str, dict[str, dt.datetime]] = {}
+    fallback: tuple[str, str] | None = None
     for target in targets:
         pkg = package_for(target, framework, package)
         if pkg not in releases_of:  # each package's index is read once
@@ -545,9 +548,16 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
         at_date = [v for v in versions if v in dates_of[pkg] and dates_of[pkg][v] <= issue.created]
         # An issue older than every release judged here (reported on a nightly, or before the
         # oldest release kregress installs) shows, if anywhere, in the oldest one.
-        for release in dict.fromkeys([*(at_date[-1:] or versions[:1]), versions[-1]]):
-            if locator.shows(locator.judge(target, release)):
-                return target, release
+        ends = list(dict.fromkeys([*(at_date[-1:] or versions[:1]), versions[-1]]))
+        showing = [release for release in ends if locator.shows(locator.judge(target, release))]
+        if showing and (locator.patterns or locator.stated or len(showing) < len(ends)):
+            return target, showing[0]
+        # With nothing quoted to match, a failure at both ends may be the code's own (code only the
+        # interpreter can run, compiled): a target where a release runs it without the failure first.
+        if showing and fallback is None:
+            fallback = target, showing[0]
+    if fallback is not None:
+        return fallback
     missing = sorted({m for p in locator.summary.judged if (m := missing_module(p.message, framework))})
     if missing:
         raise ImportStopped(
@@ -735,6 +745,14 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     span = release_span(locator, target, versions, versions.index(release))
     first_bad, fixed = span.first_bad, span.fixed
     summary.add(f"bisect: {span.shown(versions)}")
+    anything_quoted = locator.patterns or evidence.stated or evidence.spelling
+    if not anything_quoted and span.first_bad == 0 and span.fixed == len(versions):
+        raise ImportStopped(
+            "bisect", f"with no error quoted, the code fails on {target} in every release judged and no "
+            "release runs it without the failure: that cannot be told from the code's own failure (code "
+            "that only the interpreter can run, compiled; an assertion the reporter got wrong). Quote the "
+            "error, or give a target where a release runs it", ExitCode.NOT_PROVEN, keep=True,
+        )  # fmt: skip
     if not args.no_reduce:
         reduce_draft(args.corpus, draft, kind, target, release, pattern, summary)
     held = {p.release for p in summary.judged if p.target == target and p.outcome is Outcome.PASS}
