@@ -437,6 +437,39 @@ EAGER_REDUCE_ISSUE = {
 }
 
 
+# Nothing quoted, and the oldest releases fail otherwise: they lack `flatten` altogether.
+FLATTEN_ISSUE = {
+    "title": "tl.range(flatten=True) fails to compile a loop nest that carries two values",
+    "created_at": "2026-08-01T00:00:00Z",
+    "body": "\n".join(
+        [
+            "```python",
+            "import torch",
+            "import triton",
+            "import triton.language as tl",
+            "",
+            "",
+            "@triton.jit",
+            "def recurrence(out_ptr, BLOCKS: tl.constexpr):",
+            "    value = 1",
+            "    carry = 2",
+            "    for _ in tl.range(BLOCKS, flatten=True):",
+            "        for j in range(2):",
+            "            value += j",
+            "        value += carry",
+            "        carry = value",
+            "    tl.store(out_ptr, value)",
+            "",
+            "",
+            "out = torch.zeros(1, dtype=torch.int32, device='cuda')",
+            "recurrence[(1,)](out, BLOCKS=2)",
+            "```",
+            "",
+        ]
+    ),
+}
+
+
 # The same bugs as pasted in real issues: without their imports, with a stray indent, with the
 # error given only in the title (every one of them was a stop at extract or locate before repairs).
 NO_IMPORTS = {**BF16_ISSUE, "body": BF16_ISSUE["body"].replace(
@@ -511,6 +544,18 @@ def test_damaged_pastes_are_repaired_into_proven_drafts_with_the_right_range(
     (draft,) = (tmp_path / "corpus").glob("*_draft")
     assert tomllib.loads((draft / "case.toml").read_text())["known_bad"][0]["versions"].endswith(",<3.4.0")
     assert "## Repairs, as a triager would make them" in (draft / "ISSUE.md").read_text()
+
+
+@pytest.mark.slow
+def test_with_nothing_quoted_the_failure_found_is_the_one_bisected(tmp_path: Path) -> None:
+    """Releases that fail the code another way (3.0.0 has no `flatten`: an unexpected keyword) are
+    stepped round, not read as the bug: it once bisected this to 3.0.0 … 3.8.0."""
+    url = "https://github.com/triton-lang/triton/issues/11620"
+    code, said = import_saved(tmp_path, url, FLATTEN_ISSUE, "-t", "cuda:sm_90")
+    assert code == 0, said
+    assert "locate: nothing quoted; bisecting the failure it shows there" in said
+    assert "first fixed triton==3.9.0" in said and "shows from triton==3.0.0" not in said, said
+    assert "could not tell at triton==3." in said, said
 
 
 @pytest.mark.slow

@@ -505,6 +505,23 @@ COMPILERS_EXCEPTIONS = re.compile(
 )
 
 
+def failure_pattern(point: Point) -> str:
+    """The failure a point shows, as a pattern to find it by elsewhere: a compiler's `error:` line
+    (nvcc's, ptxas's), else the exception raised, else how the run ended (a crash, a timeout), in
+    words that do not vary between releases (numbers, quoted names and paths dropped)."""
+    lines = [re.sub(r"^(\[[^\]]*\]|[A-Z_]+:)\s*", "", line).strip() for line in point.message.splitlines()]
+    for line in lines:
+        if (said := re.search(r"\berror\s*:\s*(.+)$", line, re.I)) and not RAISED.match(said.group(1)):
+            words = re.split(r"[\d'\"`(\[{<]", said.group(1), maxsplit=1)[0].strip()
+            if len(words) >= 8:
+                return re.escape(words[:60])
+    for line in lines:
+        if RAISED.match(line) and (found := error_pattern(line)):
+            return found
+    first = point.message.splitlines()[0] if point.message else str(point.failure_kind)
+    return r"\d+".join(re.escape(part) for part in re.split(r"\d+", first))
+
+
 def compilers_failure(point: Point) -> bool:
     """Whether a FAIL is the compiler's by how it failed, not the reporter's code's (a TypeError of
     its own, a library it calls refusing its arguments)."""
@@ -736,16 +753,21 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     kind = locator.item_on(target)
     located = next(p for p in summary.judged if (p.target, p.release) == (target, release))
     pattern = locator.matching(located)
+    anything_quoted = bool(locator.patterns or evidence.stated or evidence.spelling)
     if pattern is not None:  # the most specific error quoted that the draft shows is the one kept
         evidence.error = quoted[pattern]
         locator.patterns = [pattern]
         write_issue_md(folder, issue, evidence)
     summary.add(f"locate: shows on {target} under {release}" + (f" (/{pattern}/)" if pattern else ""))
+    if not anything_quoted and kind != "ir":
+        # Nothing quoted: the failure found is the one bisected, so that a release failing otherwise
+        # (an API it lacks yet, the paste's own code) is stepped round, never read as the bug.
+        locator.patterns = [failure_pattern(located)]
+        summary.add(f"locate: nothing quoted; bisecting the failure it shows there (/{locator.patterns[0]}/)")
     versions = releases_of[package_for(target, evidence.framework, args.package)]
     span = release_span(locator, target, versions, versions.index(release))
     first_bad, fixed = span.first_bad, span.fixed
     summary.add(f"bisect: {span.shown(versions)}")
-    anything_quoted = locator.patterns or evidence.stated or evidence.spelling
     if not anything_quoted and span.first_bad == 0 and span.fixed == len(versions):
         raise ImportStopped(
             "bisect", f"with no error quoted, the code fails on {target} in every release judged and no "
