@@ -17,13 +17,18 @@ from compiler_fixture import BAD, GOOD, Step, build_release, local_index, make_c
 from fake_github import FakeGitHub, serving
 
 from kregress.bisect.triage.importer import (
+    Locator,
+    Point,
+    Summary,
     UpstreamIssue,
     error_pattern,
     extract,
+    missing_api,
     quoted_error,
     quoted_errors,
     targets_to_try,
 )
+from kregress.judge import Outcome
 
 REPO = "example/tinycc"
 HISTORY = [
@@ -308,6 +313,25 @@ def test_an_exception_named_in_a_sentence_is_quoted_after_the_lines_that_quote_o
     pattern = error_pattern(quoted_errors(text)[1])
     assert pattern and re.search(pattern, "InterpreterError: TypeError(\"'int' object is not iterable\")")
     assert quoted_errors("Values differ: see the table below.\n") == []
+
+
+def test_an_api_the_release_lacks_is_never_the_bug_but_a_missing_attribute_of_an_object_can_be(
+    tmp_path: Path,
+) -> None:
+    """tl.atomic_load before the release that added it once proved a draft of a bug in it."""
+    source = "val = tl.atomic_load(IN + offs)\nflags = tl.full([2], False, tl.int1)\n"
+    locator = Locator(tmp_path, "d", [], Summary("u"), 60.0, source=source)
+    lacking = (
+        "RUNTIME_ERROR: InterpreterError: AttributeError(\"module 'triton.language' has no attribute "
+        "'atomic_load'\")"
+    )
+    builder = "RUNTIME_ERROR: AttributeError: 'InterpreterBuilder' object has no attribute 'get_int1_ty'"
+    assert missing_api(lacking, source) == "triton.language.atomic_load"
+    assert not locator.shows(
+        Point("cpu:interpreter", "triton==3.8.0", Outcome.FAIL, lacking, "RUNTIME_ERROR")
+    )
+    assert missing_api(builder, source) is None
+    assert missing_api(lacking, "x = tl.load(p)\n") is None  # a name the code never uses is not its API
 
 
 def test_a_fence_never_closed_runs_to_the_end_of_its_text_as_github_renders_it() -> None:

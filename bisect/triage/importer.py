@@ -448,6 +448,7 @@ class Locator:
     framework: str = "triton"
     stated: bool = False  # the issue states a wrong value: a mismatch with it shows the bug
     compile_item: str = "compiles"  # judged on compile targets: `ir` where the issue names a spelling
+    source: str = ""  # the code judged: an API of the compiler's that it uses and a release lacks
 
     def judge(self, target: str, release: str) -> Point:
         kind = self.item_on(target)
@@ -478,7 +479,7 @@ class Locator:
         # search after the wrong thing
         if item_verdict(point.outcome, None, RegressOn.FAIL) != PointVerdict.BAD:
             return False
-        if missing_module(point.message, self.framework):
+        if missing_module(point.message, self.framework) or missing_api(point.message, self.source):
             return False
         if self.stated and point.failure_kind == "WRONG_RESULT":
             return True
@@ -549,6 +550,20 @@ def missing_module(message: str, framework: str) -> str | None:
     return None if top in FRAMEWORKS[framework].imports or top in FRAMEWORKS[framework].modules else shown
 
 
+MISSING_API = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
+
+
+def missing_api(message: str, source: str) -> str | None:
+    """An API of a module the code uses that this release does not have yet (or any more), as
+    `module.name`: the code cannot run under it, which says nothing of the bug (`tl.atomic_load`
+    before the release that added it). An attribute an object of the compiler's lacks (the
+    interpreter's builder missing a type) is not this: that can be the bug."""
+    found = MISSING_API.search(message)
+    if found is None or not re.search(rf"\.{found.group(2)}\b", source):
+        return None
+    return f"{found.group(1)}.{found.group(2)}"
+
+
 def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str]], issue: UpstreamIssue,
            index: str, framework: str, package: str | None) -> tuple[str, str]:  # fmt: skip
     """The first (target, release) where the draft shows the quoted error."""
@@ -582,8 +597,12 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
             "package's, or a name it no longer has; not the compiler's): reduce it to the kernel by hand",
             ExitCode.NO_REPRO,
         )  # fmt: skip
+    lacking = sorted({m for p in locator.summary.judged if (m := missing_api(p.message, locator.source))})
+    lacked = (
+        f" (where it failed, the release lacks {', '.join(lacking)}, which the code uses)" if lacking else ""
+    )
     raise ImportStopped(
-        "locate", "the code shows the quoted error nowhere this machine can judge: "
+        "locate", f"the code shows the quoted error nowhere this machine can judge{lacked}: "
         + "; ".join(p.shown() for p in locator.summary.judged), ExitCode.NO_REPRO,
     )  # fmt: skip
 
@@ -740,7 +759,7 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     ]
     locator = Locator(
         args.corpus, draft, patterns, summary, args.timeout, evidence.framework, evidence.stated is not None,
-        "ir" if evidence.spelling else "compiles",
+        "ir" if evidence.spelling else "compiles", evidence.code,
     )  # fmt: skip
     index = args.index_url or package_index() or PYPI
     releases_of: dict[str, list[str]] = {}
