@@ -287,6 +287,15 @@ def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() ->
     pattern = error_pattern("TypeError: '<=' not supported between instances of 'int' and 'NoneType'")
     assert re.search(pattern, "COMPILE_ERROR: CompilationError: '<=' not supported between instances of")
     assert not re.search(pattern, "COMPILE_ERROR: CompilationError: 'int' object is not callable")
+    # TVM's check prints its condition, which a reporter may leave out: a clause still names it.
+    pattern = error_pattern(
+        "tvm.error.InternalError: Check failed: Trying to update var 'x' with a different value"
+    )
+    said = (
+        "InternalError: Check failed: (ExprDeepEqual()(a, b)) is false: Trying to update var 'tmp' with a "
+        "different value"
+    )
+    assert pattern and re.search(pattern, said)
     assert error_pattern(None) is None
 
 

@@ -289,7 +289,9 @@ def error_pattern(error: str | None) -> str | None:
         pattern = re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
         # Triton wraps frontend exceptions in a CompilationError that may show the message without
         # its class: the message's longest run of words outside quotes and numbers names it too.
-        phrases = [p.strip() for p in re.split(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\d+", raised.group(2) or "")]
+        # A clause ending in ": " may be a condition the reporter left out (TVM's "Check failed:
+        # (cond) is false: message"), so clauses are phrases of their own.
+        phrases = [p.strip() for p in re.split(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\d+|:\s", raised.group(2) or "")]
         phrase = max(phrases, key=len, default="")
         return f"(?:{pattern}|{re.escape(phrase[:60])})" if len(phrase) >= 16 else pattern
     compiler = COMPILER_ERROR.match(error)
