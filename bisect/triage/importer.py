@@ -789,10 +789,11 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     span = release_span(locator, target, versions, versions.index(release))
     first_bad, fixed = span.first_bad, span.fixed
     summary.add(f"bisect: {span.shown(versions)}")
-    if not anything_quoted and span.first_bad == 0 and span.fixed == len(versions):
+    runs_clean = any(p.target == target and p.outcome is Outcome.PASS for p in summary.judged)
+    if not anything_quoted and not runs_clean:
         raise ImportStopped(
-            "bisect", f"with no error quoted, the code fails on {target} in every release judged and no "
-            "release runs it without the failure: that cannot be told from the code's own failure (code "
+            "bisect", f"with no error quoted, the code fails on {target} in every release that runs it: that "
+            "cannot be told from the code's own failure (code "
             "that only the interpreter can run, compiled; an assertion the reporter got wrong). Quote the "
             "error, or give a target where a release runs it", ExitCode.NOT_PROVEN, keep=True,
         )  # fmt: skip
