@@ -190,11 +190,19 @@ def test_code_that_shows_nothing_here_stops_at_locate_and_leaves_nothing(tmp_pat
 
 
 @pytest.mark.slow  # builds an environment per release judged
-def test_with_nothing_quoted_a_failure_in_every_release_is_never_proven(tmp_path: Path, index: str) -> None:
-    """No error quoted and no release without the failure: the code's own failure (here the
-    reporter's wrong assertion) looks the same as an open compiler bug, so it proves nothing."""
+@pytest.mark.parametrize(
+    "body",
+    [ALWAYS_FAILS_ISSUE, ALWAYS_FAILS_ISSUE + "\n```\nAssertionError\n```\n"],
+    ids=["none", "class-only"],
+)
+def test_with_nothing_quoted_a_failure_in_every_release_is_never_proven(
+    tmp_path: Path, index: str, body: str
+) -> None:
+    """No error quoted (or one cut to its class, which any assertion would match) and no release
+    without the failure: the code's own failure (here the reporter's wrong assertion) looks the same
+    as an open compiler bug, so it proves nothing."""
     with serving() as fake:
-        issue = opened(fake, 12, ALWAYS_FAILS_ISSUE)
+        issue = opened(fake, 12, body)
         done = run_import(tmp_path, fake, index, issue, "-t", "cpu:interpreter")
     assert done.returncode == 1, done.stderr
     assert "stopped at bisect: with no error quoted, the code fails on cpu:interpreter in every release" in (

@@ -753,6 +753,13 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     for error in evidence.errors:
         if (found := error_pattern(error)) is not None:
             quoted.setdefault(found, error)
+    # A quote cut to its class ("CompilationError: at 4:4:", the message on lines the paste lost)
+    # would match any failure of that class: it is no quote.
+    bare = [error for found, error in quoted.items() if re.fullmatch(r"\w+", found)]
+    quoted = {found: error for found, error in quoted.items() if not re.fullmatch(r"\w+", found)}
+    if bare:
+        summary.add(f"extract: too little of {' | '.join(bare)} is quoted to tell it from another error of "
+                    "its class: taken as no quote")  # fmt: skip
     patterns = list(quoted)
     matrix = load_matrix(args.matrix)
     judged_here = {name: (t.kind, t.backend) for name, t in matrix.named.items() if t.kind != "device"}
