@@ -276,6 +276,11 @@ def quoted_error(text: str) -> str | None:
     return mismatch.group(1).strip() if mismatch else None
 
 
+def words_before_what_varies(message: str) -> str:
+    """A message's words up to its first number, quote or bracket (those vary by release and run)."""
+    return re.split(r"[\d'\"`(\[{<]", message, maxsplit=1)[0].strip()
+
+
 def error_pattern(error: str | None) -> str | None:
     """What a judged message must contain to be the quoted error: its exception class and, where it
     has one, the words of its message up to the first number or quote (those vary by release); or,
@@ -285,7 +290,7 @@ def error_pattern(error: str | None) -> str | None:
     raised = RAISED.match(error)
     if raised:
         name = raised.group(1).rsplit(".", 1)[-1]
-        words = re.split(r"[\d'\"`(\[{<]", raised.group(2) or "", maxsplit=1)[0].strip()
+        words = words_before_what_varies(raised.group(2) or "")
         pattern = re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
         # Triton wraps frontend exceptions in a CompilationError that may show the message without
         # its class: the message's longest run of words outside quotes and numbers names it too.
@@ -296,7 +301,7 @@ def error_pattern(error: str | None) -> str | None:
         return f"(?:{pattern}|{re.escape(phrase[:60])})" if len(phrase) >= 16 else pattern
     compiler = COMPILER_ERROR.match(error)
     text = compiler.group(1) if compiler else error
-    words = re.split(r"[\d'\"`(\[{<]", text, maxsplit=1)[0].strip()
+    words = words_before_what_varies(text)
     return re.escape(words[:60]) if words else None
 
 
@@ -514,8 +519,8 @@ def failure_pattern(point: Point) -> str:
     words that do not vary between releases (numbers, quoted names and paths dropped)."""
     lines = [re.sub(r"^(\[[^\]]*\]|[A-Z_]+:)\s*", "", line).strip() for line in point.message.splitlines()]
     for line in lines:
-        if (said := re.search(r"\berror\s*:\s*(.+)$", line, re.I)) and not RAISED.match(said.group(1)):
-            words = re.split(r"[\d'\"`(\[{<]", said.group(1), maxsplit=1)[0].strip()
+        if (said := COMPILER_ERROR.match(line)) and not RAISED.match(said.group(1)):
+            words = words_before_what_varies(said.group(1))
             if len(words) >= 8:
                 return re.escape(words[:60])
     for line in lines:
@@ -796,8 +801,8 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     span = release_span(locator, target, versions, versions.index(release))
     first_bad, fixed = span.first_bad, span.fixed
     summary.add(f"bisect: {span.shown(versions)}")
-    runs_clean = any(p.target == target and p.outcome is Outcome.PASS for p in summary.judged)
-    if not anything_quoted and not runs_clean:
+    held = {p.release for p in summary.judged if p.target == target and p.outcome is Outcome.PASS}
+    if not anything_quoted and not held:
         raise ImportStopped(
             "bisect", f"with no error quoted, the code fails on {target} in every release that runs it: that "
             "cannot be told from the code's own failure (code "
@@ -806,7 +811,6 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
         )  # fmt: skip
     if not args.no_reduce:
         reduce_draft(args.corpus, draft, kind, target, release, pattern, summary)
-    held = {p.release for p in summary.judged if p.target == target and p.outcome is Outcome.PASS}
     shown = evidence.error
     if pattern is None and evidence.stated is not None:  # located by the value it states
         shown = f"a wrong value: {evidence.stated.said}"
