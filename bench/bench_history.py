@@ -18,11 +18,12 @@ from pathlib import Path
 
 from kregress.history import recent_runs, store
 from kregress.page import build, render_html
+from kregress.record import RunResults
 
 TARGETS = ("cpu:interpreter", "cuda:sm_80", "cuda:sm_90", "hip:gfx942", "xpu:pvc", "xpu:dg2")
 
 
-def run_document(cases: int, night: int) -> dict:
+def run_document(cases: int, night: int) -> RunResults:
     items = [
         {"case": f"case_{c:03}", "expectation": f"shared-{e}", "kind": "resource", "target": target,
          "framework": "triton", "outcome": "FAIL" if (c + night) % 17 == 0 else "PASS",
@@ -32,7 +33,7 @@ def run_document(cases: int, night: int) -> dict:
          "upstream": f"https://github.com/example/compiler/issues/{c}"}
         for c in range(cases) for e in range(3) for target in TARGETS
     ]  # fmt: skip
-    return {"kregress": 1, "started": 1.8e9 + night * 86400, "runner": "bench", "items": items}
+    return RunResults.model_validate({"started": 1.8e9 + night * 86400, "runner": "bench", "items": items})
 
 
 def timed(action) -> float:
@@ -52,7 +53,7 @@ def main() -> None:
         path = Path(folder) / "history.sqlite"
         documents = [run_document(args.cases, n) for n in range(args.runs)]
         stores = [timed(lambda d=d: store(path, d)) for d in documents]
-        items = len(documents[0]["items"])
+        items = len(documents[0].items)
         first, last = statistics.median(stores[:5]), statistics.median(stores[-5:])
         size = path.stat().st_size / 2**20
         print(f"store one run of {items} items: first runs {first * 1e3:.1f} ms, last runs "

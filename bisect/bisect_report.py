@@ -10,7 +10,7 @@ from rich.table import Table
 
 from kregress.bisect.bisection import MAX_EXCERPT, Level, Point
 from kregress.bisect.confidence import ConfidenceReport
-from kregress.bisect.judging import Observation, item_verdict
+from kregress.bisect.judging import Observation, record_verdict
 from kregress.bisect.search import PointVerdict
 from kregress.code_identity import first_difference as first_code_difference
 from kregress.code_identity import order_of
@@ -35,17 +35,19 @@ def flipped_items(good: Observation, bad: Observation, regress: str) -> list[str
     is blamed for."""
     return [
         item
-        for item, outcome in bad.outcomes.items()
-        if item in good.outcomes
-        and item_verdict(outcome, bad.failure_kinds.get(item), regress) == PointVerdict.BAD
-        and item_verdict(good.outcomes[item], good.failure_kinds.get(item), regress) == PointVerdict.GOOD
+        for item, record in bad.records.items()
+        if item in good.records
+        and record_verdict(record, regress) == PointVerdict.BAD
+        and record_verdict(good.records[item], regress) == PointVerdict.GOOD
     ]
 
 
 def code_change(item: str, good: Observation, bad: Observation) -> str | None:
     """How the generated code of one item differs between the two points: the first stage that
     differs, per config; None when neither side recorded code (an interpreter or device run)."""
-    before, after = good.code.get(item) or {}, bad.code.get(item) or {}
+    before, after = (
+        (seen.records[item].code if item in seen.records else None) or {} for seen in (good, bad)
+    )
     if not before and not after:
         return None
     if not before or not after:
@@ -81,7 +83,7 @@ def item_code_changes(level: Level, regress: str) -> list[tuple[str, bool, str]]
     flipped = set(flipped_items(good, bad, regress))
     changes = [
         (item, item in flipped, code_change(item, good, bad))
-        for item in sorted(set(good.outcomes) & set(bad.outcomes))
+        for item in sorted(set(good.records) & set(bad.records))
     ]
     return [(item, changed, change) for item, changed, change in changes if change is not None]
 
@@ -135,11 +137,12 @@ def changed_values(good: Point, bad: Point) -> list[str]:
         return []
     before_seen, after_seen = good.observation, bad.observation
     lines = []
-    for item, before in before_seen.measured.items():
-        after = after_seen.measured.get(item)
+    for item, record in before_seen.records.items():
+        later = after_seen.records.get(item)
+        before, after = record.measured, later.measured if later else None
         if before != after:
-            was = shown_figures(before, before_seen.failure_kinds.get(item), before_seen.outcomes.get(item))
-            now = shown_figures(after, after_seen.failure_kinds.get(item), after_seen.outcomes.get(item))
+            was = shown_figures(before, record.failure_kind, record.outcome.value)
+            now = shown_figures(after, later.failure_kind if later else None, after_seen.outcome(item))
             lines.append(f"{item}: {was} → {now}")
     return lines
 
@@ -221,7 +224,9 @@ def culprit_details(level: Level) -> list[str]:
             (good_point, "the last broken point") if fix_search else (bad_point, "the first bad point")
         )
         if shown.observation:
-            excerpt = "\n".join(m for m in shown.observation.messages.values() if m)[:MAX_EXCERPT]
+            excerpt = "\n".join(r.message for r in shown.observation.records.values() if r.message)[
+                :MAX_EXCERPT
+            ]
             lines += ["", f"Outcome at {where}, {shown.candidate.label}:", fenced(excerpt)]
     spec = level.bisection.known_toolchain(culprit)
     if spec:
@@ -234,9 +239,10 @@ def pass_section(good: str, bad: str, before: Observation, after: Observation) -
     """The ir expectation's count after every MLIR pass at the last good and the first bad point,
     side by side, and the first pass (of those both ran) whose count differs."""
     lines: list[str] = []
-    for item, measured in before.measured.items():
-        traced_before = (measured or {}).get("passes") or {}
-        traced_after = (after.measured.get(item) or {}).get("passes") or {}
+    for item, record in before.records.items():
+        later = after.records.get(item)
+        traced_before = (record.measured or {}).get("passes") or {}
+        traced_after = ((later.measured if later else None) or {}).get("passes") or {}
         for config, timeline in traced_before.items():
             other = traced_after.get(config)
             if not other or "every_pass" not in timeline or "every_pass" not in other:

@@ -12,7 +12,7 @@ import sys
 import tempfile
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -38,26 +38,69 @@ class InfrastructureError(KregressError):
 
 @dataclass
 class Observation:
-    """What the runner reported for the case's items under one candidate."""
+    """What the runner reported for the case's items under one candidate: each item's record, by
+    its name in the case (`expectation[target]`), as the plugin wrote and `load_results` read it."""
 
-    outcomes: dict[str, str]  # item -> PASS/FAIL/XFAIL/XPASS/SKIP/ERROR
-    failure_kinds: dict[str, str | None] = field(default_factory=dict)
-    messages: dict[str, str] = field(default_factory=dict)
-    measured: dict[str, Any] = field(default_factory=dict)
-    versions: dict[str, str] = field(default_factory=dict)
-    # item -> config -> stage -> digest of the generated code (kregress.code_identity)
-    code: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    records: dict[str, ItemRecord] = field(default_factory=dict)
+
+    @classmethod
+    def from_parts(
+        cls,
+        outcomes: dict[str, str],
+        failure_kinds: dict[str, str | None] | None = None,
+        messages: dict[str, str] | None = None,
+        measured: dict[str, Any] | None = None,
+        code: dict[str, dict[str, dict[str, str]]] | None = None,
+        versions: dict[str, str] | None = None,
+        case: str = "",
+    ) -> Observation:
+        """The records of items known only by name and a few fields (a ledger entry keeps these)."""
+        records = {}
+        for name, outcome in outcomes.items():
+            expectation, _, target = name.removesuffix("]").rpartition("[")
+            fields: dict[str, Any] = {"outcome": outcome, "toolchain": versions or None}
+            for field_name, values in (("failure_kind", failure_kinds), ("message", messages),
+                                       ("measured", measured), ("code", code)):  # fmt: skip
+                if values and values.get(name) is not None:
+                    fields[field_name] = values[name]
+            given = {k: v for k, v in fields.items() if v is not None}
+            records[name] = ItemRecord(case=case, expectation=expectation, target=target, **given)
+        return cls(records)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Observation:
+        return cls({name: ItemRecord.model_validate(r) for name, r in data["records"].items()})
+
+    def as_json(self) -> dict[str, Any]:
+        return {"records": {name: record.as_json() for name, record in self.records.items()}}
+
+    def outcome(self, item: str) -> str | None:
+        """The item's outcome by name (PASS, FAIL, ...); None where it was not judged."""
+        record = self.records.get(item)
+        return record.outcome.value if record else None
+
+    def message(self, item: str) -> str:
+        record = self.records.get(item)
+        return (record.message or "") if record else ""
+
+    @property
+    def versions(self) -> dict[str, str]:
+        """What the child reported it judged with, over every item."""
+        found: dict[str, str] = {}
+        for record in self.records.values():
+            found.update(record.toolchain or {})
+        return found
 
     def launch_code(self) -> dict[str, Any] | None:
         """Per item, the code of every launch its check makes, from a compile-first run; None when
         some item's code is unknown (or it ran no check), so nothing can be inherited from it."""
-        found = {item: (m or {}).get("launch_code") for item, m in self.measured.items()}
+        found = {item: (r.measured or {}).get("launch_code") for item, r in self.records.items()}
         return found if found and all(found.values()) else None
 
     def summary(self) -> str:
         parts = []
-        for item, outcome in sorted(self.outcomes.items()):
-            kind = self.failure_kinds.get(item)
+        for item, record in sorted(self.records.items()):
+            outcome, kind = record.outcome.value, record.failure_kind
             parts.append(f"{item}: {outcome}{f' ({kind})' if kind and kind not in outcome else ''}")
         return "; ".join(parts) or "no items"
 
@@ -96,11 +139,13 @@ def item_verdict(outcome: str, failure_kind: str | None, regress: str) -> PointV
     raise ValueError(f"--regress must be one of {', '.join(REGRESSIONS)}")
 
 
-def items_verdict(
-    outcomes: dict[str, str], failure_kinds: dict[str, str | None], regress: str
-) -> dict[str, PointVerdict]:
+def record_verdict(record: ItemRecord, regress: str) -> PointVerdict:
+    return item_verdict(record.outcome, record.failure_kind, regress)
+
+
+def items_verdict(records: dict[str, ItemRecord], regress: str) -> dict[str, PointVerdict]:
     """Each item's verdict under the one rule (verify asks every item of the bug to be bad)."""
-    return {item: item_verdict(o, failure_kinds.get(item), regress) for item, o in outcomes.items()}
+    return {item: record_verdict(record, regress) for item, record in records.items()}
 
 
 def observation_verdict(observation: Observation, regress: str, whole_case: bool = False) -> PointVerdict:
@@ -111,7 +156,7 @@ def observation_verdict(observation: Observation, regress: str, whole_case: bool
     merely broke another expectation of the case (say, stopped vectorizing every atomic, where the
     case's positive control then FAILs) is never named as the fix."""
     if regress == "pass" and whole_case:
-        ran = [o for o in observation.outcomes.values() if o != Outcome.SKIP]
+        ran = [r.outcome for r in observation.records.values() if r.outcome != Outcome.SKIP]
         if any(o in (Outcome.FAIL, Outcome.XFAIL) for o in ran):
             return PointVerdict.GOOD
         return (
@@ -119,7 +164,7 @@ def observation_verdict(observation: Observation, regress: str, whole_case: bool
             if ran and all(o in (Outcome.PASS, Outcome.XPASS) for o in ran)
             else PointVerdict.SKIP
         )
-    verdicts = set(items_verdict(observation.outcomes, observation.failure_kinds, regress).values())
+    verdicts = set(items_verdict(observation.records, regress).values())
     if PointVerdict.BAD in verdicts:
         return PointVerdict.BAD
     return PointVerdict.GOOD if PointVerdict.GOOD in verdicts else PointVerdict.SKIP
@@ -206,26 +251,16 @@ class CaseRun:
                     f"(pytest exit {done.returncode}):\n{(done.stdout + done.stderr)[-3000:]}"
                 )
             try:  # each item validated as the record the plugin wrote, then read by attribute
-                records = [ItemRecord.model_validate(item) for item in load_results(report)["items"]]
+                records = load_results(report).items
             except ResultsError as exc:
                 raise InfrastructureError(f"the runner wrote results kregress cannot read: {exc}") from None
-        observation = Observation(outcomes={})
-        for record in records:
-            name = f"{record.expectation}[{record.target}]"
-            observation.outcomes[name] = record.outcome.value
-            observation.failure_kinds[name] = record.failure_kind
-            observation.messages[name] = record.message or ""
-            observation.measured[name] = record.measured
-            if record.code:
-                observation.code[name] = record.code
-            observation.versions.update(record.toolchain or {})
         if not records:
             raise InfrastructureError(
                 f"no item of {self.case} matched (expectation {self.expectation!r}, "
                 f"target {self.target!r}):\n"
                 f"{(done.stdout + done.stderr)[-2000:]}"
             )
-        return observation
+        return Observation({f"{record.expectation}[{record.target}]": record for record in records})
 
 
 @functools.cache
@@ -293,7 +328,9 @@ class Memo:
         return self.at(judgement_key(run, toolchain))
 
     def at(self, key: str) -> list[Observation]:
-        return [Observation(**o) for o in self.load().get(key, [])]
+        """What is remembered under `key`; an entry of an older kregress's memo (not item records)
+        is not remembered, so it is judged again."""
+        return [Observation.from_json(o) for o in self.load().get(key, []) if "records" in o]
 
     def observations(self, run: CaseRun, toolchain: str | None, count: int) -> list[Observation]:
         """`count` observations of the case under `toolchain`: the remembered ones first, the
@@ -309,10 +346,10 @@ class Memo:
     def replace(self, key: str, observation: Observation) -> None:
         """Forget what was remembered for this key and remember `observation` alone (a judgement
         made again on purpose supersedes the old ones)."""
-        self.update(key, lambda kept: [asdict(observation)])
+        self.update(key, lambda kept: [observation.as_json()])
 
     def add(self, key: str, observation: Observation) -> None:
-        self.update(key, lambda kept: [*kept, asdict(observation)])
+        self.update(key, lambda kept: [*kept, observation.as_json()])
 
     def update(self, key: str, change: Callable[[list[dict[str, Any]]], list[dict[str, Any]]]) -> None:
         """One key's observations rewritten under the memo's lock (other processes write it too)."""

@@ -19,7 +19,7 @@ from typing import Any
 from kregress.errors import KregressError
 from kregress.judge import Outcome
 from kregress.paths import cache_root
-from kregress.record import ItemRecord
+from kregress.record import ItemRecord, RunResults
 from kregress.results import version_key
 
 SCHEMA_VERSION = 4  # 2: items.reproduce, items.device; 3: items.toolchain_spec; 4: items.record
@@ -119,24 +119,23 @@ def ensure_schema(connection: sqlite3.Connection, path: Path) -> None:
         raise
 
 
-def store(path: Path, document: dict[str, Any], source: str | None = None) -> int:
+def store(path: Path, document: RunResults, source: str | None = None) -> int:
     """Write one run (a results document, or a merged one) and return its id."""
-    items = document.get("items", [])
-    runs = document.get("runs") or [document]
-    runners = sorted({r.get("runner") for r in runs if r.get("runner")})
+    jobs = document.jobs()
+    runners = sorted({job.runner for job in jobs if job.runner})
     seen: dict[str, set[str]] = {}
-    for item in items:
-        for name, version in (item.get("toolchain") or {}).items():
+    for item in document.items:
+        for name, version in (item.toolchain or {}).items():
             if name != "python":
                 seen.setdefault(name, set()).add(str(version))
     versions = {name: ", ".join(sorted(found, key=version_key)) for name, found in sorted(seen.items())}
     run_row = (
-        document.get("started") or time.time(),
+        document.started or time.time(),
         time.time(),
         ", ".join(runners) or None,
-        next((r.get("corpus_sha") for r in runs if r.get("corpus_sha")), None),
-        ", ".join(sorted({r.get("backend") for r in runs if r.get("backend")})) or None,
-        dumps(next((r.get("targets") for r in runs if r.get("targets")), None)),
+        next((job.corpus_sha for job in jobs if job.corpus_sha), None),
+        ", ".join(sorted({job.backend for job in jobs if job.backend})) or None,
+        dumps(next((job.targets for job in jobs if job.targets), None)),
         dumps(versions),
         source,
     )
@@ -151,7 +150,7 @@ def store(path: Path, document: dict[str, Any], source: str | None = None) -> in
             run_id = int(cursor.lastrowid or 0)
             connection.executemany(
                 f"INSERT OR REPLACE INTO items VALUES ({', '.join('?' * ITEM_COLUMNS)})",
-                [item_row(run_id, item) for item in items],
+                [item_row(run_id, item) for item in document.items],
             )
             connection.execute("COMMIT")
         except BaseException:
@@ -160,13 +159,14 @@ def store(path: Path, document: dict[str, Any], source: str | None = None) -> in
     return run_id
 
 
-def item_row(run_id: int, item: dict[str, Any]) -> tuple:
+def item_row(run_id: int, item: ItemRecord) -> tuple:
+    """The columns a query reads, and the record whole (what is read back)."""
     return (
-        run_id, item["case"], item["expectation"], item["target"], item.get("kind"), item["outcome"],
-        item.get("failure_kind"), item.get("message"), dumps(item.get("measured")), dumps(item.get("limit")),
-        dumps(item.get("toolchain")), item.get("framework"), item.get("upstream"), item.get("fix"),
-        dumps(item.get("attempts")), item.get("duration"), item.get("reproduce"), dumps(item.get("device")),
-        item.get("toolchain_spec"), dumps(ItemRecord.model_validate(item).as_json()),
+        run_id, item.case, item.expectation, item.target, item.kind, item.outcome.value,
+        item.failure_kind, item.message, dumps(item.measured), dumps(item.limit),
+        dumps(item.toolchain), item.framework, item.upstream, item.fix,
+        dumps(item.attempts), item.duration, item.reproduce, dumps(item.device),
+        item.toolchain_spec, dumps(item.as_json()),
     )  # fmt: skip
 
 
@@ -178,7 +178,7 @@ def loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def recent_runs(path: Path, limit: int = 20) -> list[dict[str, Any]]:
+def recent_runs(path: Path, limit: int = 20) -> list[RunResults]:
     """The newest `limit` runs, oldest first, each as a results document (what compare reads)."""
     if not path.exists():
         raise HistoryError(
@@ -194,30 +194,26 @@ def recent_runs(path: Path, limit: int = 20) -> list[dict[str, Any]]:
             rows = connection.execute(
                 "SELECT * FROM items WHERE run_id = ? ORDER BY case_id, expectation, target", (run["id"],)
             ).fetchall()
-            documents.append({
-                "kregress": 1, "id": run["id"], "started": run["started"], "runner": run["runner"],
-                "corpus_sha": run["corpus_sha"], "backend": run["backend"], "targets": loads(run["targets"]),
-                "toolchain": loads(run["toolchain"]), "source": run["source"],
-                "items": [item_of(row) for row in rows],
-            })  # fmt: skip
+            documents.append(RunResults(
+                id=run["id"], started=run["started"], runner=run["runner"], corpus_sha=run["corpus_sha"],
+                backend=run["backend"], targets=loads(run["targets"]), toolchain=loads(run["toolchain"]),
+                source=run["source"], items=[item_of(row) for row in rows],
+            ))  # fmt: skip
     return documents
 
 
-def item_of(row: sqlite3.Row) -> dict[str, Any]:
+def item_of(row: sqlite3.Row) -> ItemRecord:
     """The record as it was stored whole; a row from before schema 4 from its columns."""
     if row["record"]:
-        return ItemRecord.model_validate_json(row["record"]).as_json()
-    item = {
-        "case": row["case_id"], "expectation": row["expectation"], "target": row["target"],
-        "kind": row["kind"], "outcome": row["outcome"], "failure_kind": row["failure_kind"],
-        "message": row["message"], "measured": loads(row["measured"]), "limit": loads(row["limit_value"]),
-        "toolchain": loads(row["toolchain"]), "framework": row["framework"], "upstream": row["upstream"],
-        "fix": row["fix"], "duration": row["duration"], "reproduce": row["reproduce"],
-        "device": loads(row["device"]), "toolchain_spec": row["toolchain_spec"],
-    }  # fmt: skip
-    if row["attempts"]:
-        item["attempts"] = loads(row["attempts"])
-    return item
+        return ItemRecord.model_validate_json(row["record"])
+    return ItemRecord(
+        case=row["case_id"], expectation=row["expectation"], target=row["target"], kind=row["kind"],
+        outcome=row["outcome"], failure_kind=row["failure_kind"], message=row["message"],
+        measured=loads(row["measured"]), limit=loads(row["limit_value"]), toolchain=loads(row["toolchain"]),
+        framework=row["framework"], upstream=row["upstream"], fix=row["fix"], duration=row["duration"],
+        reproduce=row["reproduce"], device=loads(row["device"]), toolchain_spec=row["toolchain_spec"],
+        **({"attempts": loads(row["attempts"])} if row["attempts"] else {}),
+    )  # fmt: skip
 
 
 def flake_history(path: Path, case: str, expectation: str | None, target: str | None) -> tuple[int, int]:

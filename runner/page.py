@@ -10,11 +10,11 @@ import datetime as dt
 import html
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
 
 from kregress.judge import Outcome
 from kregress.kinds import figure
 from kregress.kinds.resource import resource_figure
+from kregress.record import ItemRecord, RunResults
 from kregress.results import SYMBOL, Changes, compare, first_line, render_changes, version_key, worst_outcome
 
 SERIES_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
@@ -30,19 +30,19 @@ class Column:
 class RunMatrix:
     """What the page shows, computed once for both renderings."""
 
-    runs: list[dict[str, Any]]
+    runs: list[RunResults]
     columns: list[Column] = field(default_factory=list)
     cases: list[str] = field(default_factory=list)
-    cells: dict[tuple[str, Column], dict[str, dict[str, Any]]] = field(default_factory=dict)
+    cells: dict[tuple[str, Column], dict[str, ItemRecord]] = field(default_factory=dict)
     upstream: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)
     levels: dict[str, str] = field(default_factory=dict)  # how each case is shown to catch its bug
     devices: dict[str, set[str]] = field(default_factory=dict)  # device target -> the GPU models seen
     changes: Changes | None = None
 
 
-def toolchain_of(item: dict[str, Any]) -> str:
-    framework = item.get("framework") or ""
-    version = (item.get("toolchain") or {}).get(framework)
+def toolchain_of(item: ItemRecord) -> str:
+    framework = item.framework or ""
+    version = (item.toolchain or {}).get(framework)
     return f"{framework} {version}" if version else ""
 
 
@@ -51,58 +51,58 @@ def column_order(column: Column) -> tuple:
     return column.target, name, version_key(version)
 
 
-def build(runs: list[dict[str, Any]]) -> RunMatrix:
+def build(runs: list[RunResults]) -> RunMatrix:
     """`runs` oldest first. A cell holds the newest record of each expectation of a case judged
     on that target with that toolchain; the newest run is compared with the earlier runs of the
     same runner for "new since the last run"."""
     matrix = RunMatrix(runs)
-    cells: dict[tuple[str, Column], dict[str, dict[str, Any]]] = defaultdict(dict)
+    cells: dict[tuple[str, Column], dict[str, ItemRecord]] = defaultdict(dict)
     for run in runs:
         # An item skipped before any job ran reports no versions: it joins the column of its
         # framework on that target, or the target's only column, rather than opening one.
-        known = {(i["target"], i.get("framework")): toolchain_of(i) for i in run["items"] if toolchain_of(i)}
+        known = {(i.target, i.framework): toolchain_of(i) for i in run.items if toolchain_of(i)}
         only: dict[str, set[str]] = defaultdict(set)
         for (target, _), label in known.items():
             only[target].add(label)
-        for item in run["items"]:
-            target = item["target"]
-            label = toolchain_of(item) or known.get((target, item.get("framework")), "")
+        for item in run.items:
+            target = item.target
+            label = toolchain_of(item) or known.get((target, item.framework), "")
             if not label and len(only[target]) == 1:
                 label = next(iter(only[target]))
             column = Column(target, label)
-            cells[(item["case"], column)][item["expectation"]] = item
-            matrix.upstream[item["case"]] = (item.get("upstream"), item.get("fix"))
-            if item.get("reproduce"):
-                matrix.levels[item["case"]] = item["reproduce"]
-            if (item.get("device") or {}).get("name"):
-                matrix.devices.setdefault(target, set()).add(item["device"]["name"])
+            cells[(item.case, column)][item.expectation] = item
+            matrix.upstream[item.case] = (item.upstream, item.fix)
+            if item.reproduce:
+                matrix.levels[item.case] = item.reproduce
+            if item.device and item.device.get("name"):
+                matrix.devices.setdefault(target, set()).add(item.device["name"])
     matrix.cells = dict(cells)
     matrix.columns = sorted({column for _, column in cells}, key=column_order)
     matrix.cases = sorted({case for case, _ in cells})
     if runs:
         newest = runs[-1]
-        earlier = [r for r in runs[:-1] if r.get("runner") == newest.get("runner")] or runs[:-1]
+        earlier = [r for r in runs[:-1] if r.runner == newest.runner] or runs[:-1]
         matrix.changes = compare(newest, earlier)
     return matrix
 
 
-def worst(items: list[dict[str, Any]]) -> str:
-    return worst_outcome(i["outcome"] for i in items) or Outcome.SKIP
+def worst(items: list[ItemRecord]) -> str:
+    return worst_outcome(i.outcome for i in items) or Outcome.SKIP.value
 
 
 def trend_series(matrix: RunMatrix, case: str) -> dict[str, list[float | None]]:
     """Each resource figure of the case over the runs, as a fraction of its limit."""
     series: dict[str, list[float | None]] = {}
     for index, run in enumerate(matrix.runs):
-        for item in run["items"]:
-            if item["case"] != case or item.get("kind") != "resource" or not item.get("limit"):
+        for item in run.items:
+            if item.case != case or item.kind != "resource" or not item.limit:
                 continue
-            found = resource_figure(item.get("measured") or {})
+            found = resource_figure(item.measured or {})
             if not found:
                 continue
             values = found[1]
-            name = f"{item['expectation']} on {item['target']}"
-            series.setdefault(name, [None] * len(matrix.runs))[index] = max(values.values()) / item["limit"]
+            name = f"{item.expectation} on {item.target}"
+            series.setdefault(name, [None] * len(matrix.runs))[index] = max(values.values()) / item.limit
     return series
 
 
@@ -112,7 +112,7 @@ def trend_svg(matrix: RunMatrix, case: str) -> str:
     strip = []  # the case's worst outcome per run
     step = (width - 2 * pad) / max(runs, 1)
     for index, run in enumerate(matrix.runs):
-        outcomes = [i for i in run["items"] if i["case"] == case]
+        outcomes = [i for i in run.items if i.case == case]
         outcome = worst(outcomes) if outcomes else "NONE"
         strip.append(
             f'<rect class="run outcome-{outcome}" x="{pad + index * step:.1f}" y="{height - 8}" '
@@ -207,15 +207,17 @@ def when(timestamp: float | None) -> str:
 
 def render_html(matrix: RunMatrix) -> str:
     e = html.escape
-    newest = matrix.runs[-1] if matrix.runs else {}
-    versions = ", ".join(f"{k} {v}" for k, v in sorted((newest.get("toolchain") or {}).items())) or "?"
-    meta = (
-        f"{len(matrix.runs)} run(s), {when(matrix.runs[0].get('started'))} to {when(newest.get('started'))}. "
-        f"Newest: runner {e(str(newest.get('runner') or '?'))}, corpus "
-        f"{e(str(newest.get('corpus_sha') or '?')[:12])}, {e(versions)}."
-        if matrix.runs
-        else "No runs yet."
-    )
+    if matrix.runs:
+        newest = matrix.runs[-1]
+        toolchain = newest.toolchain if isinstance(newest.toolchain, dict) else {}
+        versions = ", ".join(f"{k} {v}" for k, v in sorted(toolchain.items())) or "?"
+        meta = (
+            f"{len(matrix.runs)} run(s), {when(matrix.runs[0].started)} to {when(newest.started)}. "
+            f"Newest: runner {e(newest.runner or '?')}, corpus "
+            f"{e((newest.corpus_sha or '?')[:12])}, {e(versions)}."
+        )
+    else:
+        meta = "No runs yet."
     parts = [
         '<!doctype html><html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -257,8 +259,8 @@ def render_html(matrix: RunMatrix) -> str:
             for name, item in sorted(items.items()):
                 shown = figure(item)
                 rows.append(
-                    f'<div class="exp outcome-{item["outcome"]}" title="{e(item.get("message") or "")}">'
-                    f'<span class="badge">{item["outcome"]}</span> {e(name)}'
+                    f'<div class="exp outcome-{item.outcome.value}" title="{e(item.message or "")}">'
+                    f'<span class="badge">{item.outcome.value}</span> {e(name)}'
                     + (f' <span class="figure">{e(shown)}</span>' if shown else "")
                     + "</div>"
                     + pass_timeline_html(item)
@@ -278,10 +280,10 @@ def render_html(matrix: RunMatrix) -> str:
     return "\n".join(parts)
 
 
-def pass_timeline_html(item: dict[str, Any]) -> str:
+def pass_timeline_html(item: ItemRecord) -> str:
     """Under an item traced pass by pass: its figure after each pass where it changed, per config,
     and the pass after which it crossed the bound. Open for a FAIL, folded otherwise."""
-    traced = ((item.get("measured") or {}).get("passes")) or {}
+    traced = (item.measured or {}).get("passes") or {}
     if not isinstance(traced, dict) or not traced:
         return ""
     e = html.escape
@@ -307,7 +309,7 @@ def pass_timeline_html(item: dict[str, Any]) -> str:
         )
     if not parts:
         return ""
-    opened = " open" if item.get("outcome") == Outcome.FAIL else ""
+    opened = " open" if item.outcome == Outcome.FAIL else ""
     return f'<details class="pass-timeline"{opened}><summary>pass by pass</summary>{"".join(parts)}</details>'
 
 
@@ -328,7 +330,7 @@ def render_changes_html(changes: Changes | None) -> str:
         parts.append(f"<h3>{title}: {len(entries)}</h3><ul>")
         for change in entries:
             case, expectation, target = change.key
-            text = change.reason or first_line(change.item.get("message") or "")
+            text = change.reason or first_line(change.item.message or "")
             style = "flaky" if name == "flaky" else f"outcome-{change.now}"
             parts.append(
                 f'<li class="change {style}"><b>{e(case)}</b> / {e(expectation)} on {e(target)} '
@@ -358,7 +360,7 @@ def matrix_markdown(matrix: RunMatrix) -> str:
                 row.append("")
                 continue
             outcome = worst(list(items.values()))
-            counts = Counter(item["outcome"] for item in items.values())
+            counts = Counter(item.outcome.value for item in items.values())
             row.append(
                 f"{SYMBOL.get(outcome, '')} " + " ".join(f"{n} {o}" for o, n in sorted(counts.items()))
             )

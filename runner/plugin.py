@@ -35,6 +35,7 @@ from kregress.judge import Outcome
 from kregress.kinds import KINDS
 from kregress.matrix import SchemaError, load_matrix
 from kregress.ordering import handing_order
+from kregress.record import ItemRecord
 from kregress.report import RECORD, ResultsCollector
 from kregress.run_state import STATE, RunState, durations_for_order, explicit_interpreter, run_devices, state
 
@@ -271,8 +272,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     """UNSTABLE reaches pytest as a skip (it neither passes nor fails the run); show it as itself."""
-    record = getattr(report, RECORD, None) or {}
-    if report.when == "call" and report.skipped and record.get("outcome") == Outcome.UNSTABLE:
+    record = getattr(report, RECORD, None)
+    if (
+        report.when == "call"
+        and report.skipped
+        and record
+        and ItemRecord.model_validate(record).outcome == Outcome.UNSTABLE
+    ):
         return "unstable", "U", (Outcome.UNSTABLE.value, {"yellow": True})
     return None
 

@@ -42,3 +42,42 @@ class ItemRecord(BaseModel):
     def as_json(self) -> dict[str, Any]:
         """The fields that were given, as JSON values (a record read back equals what was written)."""
         return self.model_dump(mode="json", exclude_unset=True)
+
+
+class JobRun(BaseModel):
+    """One job's part of a merged run: where and how it judged."""
+
+    model_config = ConfigDict(frozen=True)
+
+    backend: str | None = None
+    targets: list[str] | None = None
+    toolchain: str | None = None
+    started: float | None = None
+    runner: str | None = None
+    corpus_sha: str | None = None
+
+
+class RunResults(BaseModel):
+    """A run's results, read by attribute: what `pytest --kregress-json` writes, several such merged
+    into one run (`runs` says whose), or a run read back from the history (`id`, `source`).
+
+    Fields of the run this code never reads (the devices, the counts, the seconds) are kept as
+    given, so a document read and written again loses nothing."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    kregress: int = 1
+    items: list[ItemRecord]
+    started: float | None = None
+    runner: str | None = None
+    backend: str | None = None
+    targets: list[str] | None = None
+    toolchain: str | dict[str, str] | None = None  # the --toolchain asked for; a stored run's versions
+    corpus_sha: str | None = None
+    runs: list[JobRun] | None = None  # a merged run: its jobs
+    id: int | None = None  # a run read back from the history
+    source: str | None = None
+
+    def jobs(self) -> list[JobRun]:
+        """The jobs that made this run: the merged ones, or the run itself."""
+        return self.runs or [JobRun.model_validate(self.model_dump(include=set(JobRun.model_fields)))]

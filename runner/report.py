@@ -22,6 +22,7 @@ import pytest
 from kregress.devices import device_variable
 from kregress.job_durations import remember_durations
 from kregress.judge import Outcome
+from kregress.record import ItemRecord, RunResults
 from kregress.results import SYMBOL, WORST_FIRST, worst_outcome
 from kregress.run_state import STATE, run_devices
 
@@ -31,7 +32,7 @@ RECORD = "kregress_record"  # the report attribute that carries an item's outcom
 class ResultsCollector:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.records: dict[str, dict[str, Any]] = {}
+        self.records: dict[str, ItemRecord] = {}
         self.not_applicable: dict[str, str] = {}  # case::expectation[target] -> why it is not collected
         self.durations: Counter[str] = Counter()
         self.started = time.time()
@@ -54,39 +55,43 @@ class ResultsCollector:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.durations[report.nodeid] += report.duration  # setup measures, call judges: both count
         record = getattr(report, RECORD, None)  # the judge's own record, carried on the report
-        if record is not None:
-            self.records[report.nodeid] = {"nodeid": report.nodeid, **record}  # durations: summed above
+        if record is not None:  # typed here, where it crossed from the worker; durations: summed above
+            self.records[report.nodeid] = ItemRecord.model_validate({"nodeid": report.nodeid, **record})
 
     def devices(self) -> list[dict[str, str]]:
         return run_devices(self.config)
 
-    def document(self) -> dict[str, Any]:
+    def document(self) -> RunResults:
         reasons = dict(Counter(self.not_applicable.values()))
         items = [
-            {**record, "duration": round(self.durations[nodeid], 3)}
+            ItemRecord.model_validate({**record.as_json(), "duration": round(self.durations[nodeid], 3)})
             for nodeid, record in sorted(self.records.items())
         ]
-        return {
-            "kregress": 1,
-            "backend": self.config.getoption("backend"),
-            "targets": [t for t in self.config.getoption("target")] or None,
-            "toolchain": self.config.getoption("toolchain"),
-            "runner": os.environ.get("KREGRESS_RUNNER") or os.environ.get("RUNNER_NAME") or platform.node(),
-            "corpus_sha": corpus_sha(self.config.rootpath),
-            "devices": self.devices(),
-            "started": self.started,
-            "seconds": round(time.time() - self.started, 3),
-            "counts": dict(Counter(r["outcome"] for r in items)),
-            "not_applicable": {"count": len(self.not_applicable), "by_reason": reasons},
-            "items": items,
-        }
+        return RunResults.model_validate(
+            {
+                "kregress": 1,
+                "backend": self.config.getoption("backend"),
+                "targets": [t for t in self.config.getoption("target")] or None,
+                "toolchain": self.config.getoption("toolchain"),
+                "runner": os.environ.get("KREGRESS_RUNNER")
+                or os.environ.get("RUNNER_NAME")
+                or platform.node(),
+                "corpus_sha": corpus_sha(self.config.rootpath),
+                "devices": self.devices(),
+                "started": self.started,
+                "seconds": round(time.time() - self.started, 3),
+                "counts": dict(Counter(r.outcome.value for r in items)),
+                "not_applicable": {"count": len(self.not_applicable), "by_reason": reasons},
+                "items": items,
+            }
+        )
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         document = self.document()
         json_path = self.config.getoption("kregress_json")
         if json_path:
             json_path.parent.mkdir(parents=True, exist_ok=True)
-            json_path.write_text(json.dumps(document, indent=2, default=str))
+            json_path.write_text(json.dumps(document.model_dump(mode="json", exclude_unset=True), indent=2))
         markdown = summary_markdown(document)
         md_path = self.config.getoption("kregress_md")
         if md_path:
@@ -95,23 +100,23 @@ class ResultsCollector:
         backend = self.config.getoption("backend")
         if device_variable(backend):  # the order the next GPU run hands its jobs out in
             remember_durations(backend, {nodeid: self.durations[nodeid] for nodeid in self.records})
-        if self.history and document["items"]:
+        if self.history and document.items:
             from kregress.history import store
 
             store(self.history, document, source="pytest")
         summary = os.environ.get("GITHUB_STEP_SUMMARY")
-        if summary and document["items"]:
+        if summary and document.items:
             with open(summary, "a") as handle:
                 handle.write(markdown + "\n")
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         items = self.records.values()
-        xpassed = [r for r in items if r["outcome"] == Outcome.XPASS]
+        xpassed = [r for r in items if r.outcome == Outcome.XPASS]
         if xpassed:
             terminalreporter.section("kregress: looks fixed (XPASS)")
             for record in xpassed:
                 terminalreporter.line(
-                    f"{record['case']} / {record['expectation']} on {record['target']}: {record['message']}"
+                    f"{record.case} / {record.expectation} on {record.target}: {record.message}"
                 )
         written = [
             str(p)
@@ -144,42 +149,38 @@ def corpus_sha(root: Any) -> str | None:
     return None
 
 
-def summary_markdown(document: dict[str, Any]) -> str:
-    items = document["items"]
-    counts = document["counts"]
-    lines = [f"## kregress — backend `{document['backend']}`", ""]
+def summary_markdown(document: RunResults) -> str:
+    items = document.items
+    counts = Counter(r.outcome.value for r in items)
+    lines = [f"## kregress — backend `{document.backend}`", ""]
     lines.append(
         " · ".join(f"{SYMBOL[o]} {o} {counts[o]}" for o in WORST_FIRST if counts.get(o)) or "no items"
     )
     lines.append("")
-    cases = sorted({r["case"] for r in items})
-    targets = sorted({r["target"] for r in items})
+    cases = sorted({r.case for r in items})
+    targets = sorted({r.target for r in items})
     if cases:
         lines += ["| case | " + " | ".join(f"`{t}`" for t in targets) + " |", "|---|" + "---|" * len(targets)]
         for case in cases:
             cells = []
             for target in targets:
-                worst = worst_outcome(
-                    r["outcome"] for r in items if r["case"] == case and r["target"] == target
-                )
+                worst = worst_outcome(r.outcome for r in items if r.case == case and r.target == target)
                 cells.append(f"{SYMBOL[worst]} {worst}" if worst else "—")
-            upstream = next(r.get("upstream") for r in items if r["case"] == case)
-            level = next(
-                (r.get("reproduce") for r in items if r["case"] == case and r.get("reproduce")), None
-            )
+            upstream = next(r.upstream for r in items if r.case == case)
+            level = next((r.reproduce for r in items if r.case == case and r.reproduce), None)
             shown = f" ({level})" if level else " (not shown to catch its bug)"
             lines.append(f"| [{case}]({upstream}){shown} | " + " | ".join(cells) + " |")
         lines.append("")
     notable = [
-        r for r in items if r["outcome"] in (Outcome.FAIL, Outcome.ERROR, Outcome.XPASS, Outcome.UNSTABLE)
+        r for r in items if r.outcome in (Outcome.FAIL, Outcome.ERROR, Outcome.XPASS, Outcome.UNSTABLE)
     ]
     if notable:
         lines += ["| outcome | case / expectation | target | message |", "|---|---|---|---|"]
         for r in notable:
-            message = next(iter(str(r.get("message") or "").splitlines()), "").replace("|", "\\|")[:300]
+            message = next(iter((r.message or "").splitlines()), "").replace("|", "\\|")[:300]
             lines.append(
-                f"| {SYMBOL[r['outcome']]} {r['outcome']} | {r['case']} / {r['expectation']} | "
-                f"`{r['target']}` | {message} |"
+                f"| {SYMBOL[r.outcome]} {r.outcome.value} | {r.case} / {r.expectation} | "
+                f"`{r.target}` | {message} |"
             )
         lines.append("")
     return "\n".join(lines)

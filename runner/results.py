@@ -17,12 +17,12 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import InvalidVersion, Version
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from kregress.errors import KregressError
 from kregress.frameworks import DEFAULT
 from kregress.judge import Outcome
-from kregress.record import ItemRecord
+from kregress.record import ItemRecord, RunResults
 
 Key = tuple[str, str, str]  # case, expectation, target
 HELD = (Outcome.PASS, Outcome.XFAIL, Outcome.XPASS)  # outcomes where the expectation did not newly break
@@ -32,31 +32,31 @@ class ResultsError(KregressError):
     """A results file that is not one kregress wrote: names the file and what is wrong."""
 
 
-def key_of(item: dict[str, Any]) -> Key:
-    return item["case"], item["expectation"], item["target"]
+def key_of(item: ItemRecord) -> Key:
+    return item.case, item.expectation, item.target
 
 
 COMMIT_SUFFIX = " commit"  # the key of a built package's commit among an item's versions
 
 
-def built_commits(item: dict[str, Any]) -> dict[str, str]:
-    """Package -> the commit its build was made from, for an item judged under a built commit."""
-    versions = item.get("toolchain") or {}
+def built_commits(versions: dict[str, str] | None) -> dict[str, str]:
+    """Package -> the commit its build was made from, among the versions an item was judged with."""
+    versions = versions or {}
     return {k.removesuffix(COMMIT_SUFFIX): v for k, v in versions.items() if k.endswith(COMMIT_SUFFIX)}
 
 
-def line_of(item: dict[str, Any]) -> str:
+def line_of(item: ItemRecord) -> str:
     """Which toolchain line an item was judged on, so that a runner judging a release and a head
     compares each with its own past: "" (kregress's own toolchain), a package's releases
     ("triton", whichever is newest), or a package's commits ("triton@", a branch's head)."""
-    commits = built_commits(item)
+    commits = built_commits(item.toolchain)
     if commits:
         return f"{min(commits)}@"
-    spec = item.get("toolchain_spec")
+    spec = item.toolchain_spec
     return package_of(spec, spec) if spec else ""
 
 
-def identity(item: dict[str, Any]) -> tuple[str, str, str, str]:
+def identity(item: ItemRecord) -> tuple[str, str, str, str]:
     """An item across runs: its key on its toolchain line."""
     return (line_of(item), *key_of(item))
 
@@ -66,7 +66,11 @@ def report_name(case: str, target: str) -> str:
     return f"{case}.{target.replace(':', '-')}.md"
 
 
-def load_results(path: Path) -> dict[str, Any]:
+def problems_of(error: ValidationError) -> str:
+    return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors(include_url=False))
+
+
+def load_results(path: Path) -> RunResults:
     try:
         document = json.loads(path.read_text())
     except (OSError, json.JSONDecodeError) as exc:
@@ -82,40 +86,36 @@ def load_results(path: Path) -> dict[str, Any]:
         if missing:
             raise ResultsError(f"{path}: items[{index}] lacks {', '.join(missing)}")
         try:
-            records.append(ItemRecord.model_validate(item).as_json())
+            records.append(ItemRecord.model_validate(item))
         except ValidationError as exc:
-            problems = "; ".join(
-                f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
-            )
-            raise ResultsError(f"{path}: items[{index}] does not fit an item record: {problems}") from None
-    return {**document, "items": records}
+            raise ResultsError(
+                f"{path}: items[{index}] does not fit an item record: {problems_of(exc)}"
+            ) from None
+    try:
+        return RunResults.model_validate({**document, "items": records})
+    except ValidationError as exc:
+        raise ResultsError(f"{path}: does not fit a run's results: {problems_of(exc)}") from None
 
 
-def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
+def merge(documents: list[RunResults]) -> RunResults:
     """One run from the documents of its jobs. An item judged more than once (a rerun, or a
     compile target two runners share) keeps every outcome in `attempts`; its `outcome` is the
     worst, so a failure is never hidden by a later pass."""
-    by_key: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+    by_key: dict[tuple[str, ...], list[ItemRecord]] = defaultdict(list)
     for document in documents:
-        for item in document["items"]:
+        for item in document.items:
             by_key[identity(item)].append(item)
     items = []
     for records in by_key.values():
-        worst = min(records, key=lambda r: severity(r["outcome"]))
-        merged = dict(worst)
-        outcomes = [r["outcome"] for r in records]
+        worst = min(records, key=lambda r: severity(r.outcome))
         if len(records) > 1:
-            merged["attempts"] = outcomes
-        items.append(merged)
-    return {
-        "kregress": 1,
-        "started": min((d.get("started") or 0 for d in documents), default=0),
-        "runs": [
-            {k: d.get(k) for k in ("backend", "targets", "toolchain", "started", "runner", "corpus_sha")}
-            for d in documents
-        ],
-        "items": items,
-    }
+            worst = ItemRecord.model_validate({**worst.as_json(), "attempts": [r.outcome for r in records]})
+        items.append(worst)
+    return RunResults(
+        started=min((d.started or 0 for d in documents), default=0),
+        runs=[job for d in documents for job in d.jobs()],
+        items=items,
+    )
 
 
 WORST_FIRST = (
@@ -143,7 +143,9 @@ def severity(outcome: str) -> int:
 
 
 def worst_outcome(outcomes: Iterable[str]) -> str | None:
-    return min(outcomes, key=severity, default=None)
+    """The worst of these outcomes, as its name (an Outcome formats as its class on Python 3.12)."""
+    found = min(outcomes, key=severity, default=None)
+    return found.value if isinstance(found, Outcome) else found
 
 
 @dataclass
@@ -151,17 +153,52 @@ class Change:
     key: Key
     now: str
     was: str | None  # None: the item did not exist in the previous runs
-    item: dict[str, Any]
+    item: ItemRecord
     reason: str = ""
-    earlier: dict[str, Any] | None = None  # the item in the newest previous run (what `was` was)
+    earlier: ItemRecord | None = None  # the item in the newest previous run (what `was` was)
 
     def as_dict(self) -> dict[str, Any]:
+        return self.entry().model_dump(mode="json")
+
+    def entry(self) -> ChangeEntry:
         case, expectation, target = self.key
-        return {"case": case, "expectation": expectation, "target": target, "now": self.now,
-                "was": self.was, "reason": self.reason, "message": self.item.get("message", ""),
-                "failure_kind": self.item.get("failure_kind"), "upstream": self.item.get("upstream"),
-                "toolchain": self.item.get("toolchain") or {}, "line": line_of(self.item),
-                "was_toolchain": (self.earlier or {}).get("toolchain") or {}}  # fmt: skip
+        was_toolchain = self.earlier.toolchain if self.earlier else None
+        return ChangeEntry(case=case, expectation=expectation, target=target, now=self.now, was=self.was,
+                           reason=self.reason, message=self.item.message or "",
+                           failure_kind=self.item.failure_kind, upstream=self.item.upstream,
+                           toolchain=self.item.toolchain or {}, line=line_of(self.item),
+                           was_toolchain=was_toolchain or {})  # fmt: skip
+
+
+class ChangeEntry(BaseModel):
+    """One change as `kregress compare --json` writes it, and as the comments read it back."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    case: str
+    expectation: str
+    target: str
+    now: str
+    was: str | None = None  # None: the item did not exist in the previous runs
+    reason: str = ""
+    message: str = ""
+    failure_kind: str | None = None
+    upstream: str | None = None
+    toolchain: dict[str, str] = {}
+    line: str = ""  # the toolchain line (results.line_of): "triton@" on a branch head
+    was_toolchain: dict[str, str] = {}
+
+
+def load_changes(document: dict[str, Any], path: Path) -> dict[str, list[ChangeEntry]]:
+    """A `kregress compare --json` document's sections, each entry checked against ChangeEntry."""
+    try:
+        return {
+            name: [ChangeEntry.model_validate(e) for e in document.get(name) or []] for name, *_ in SECTIONS
+        }
+    except ValidationError as exc:
+        raise ResultsError(
+            f"{path}: does not fit a change of `kregress compare --json`: {problems_of(exc)}"
+        ) from None
 
 
 @dataclass
@@ -198,7 +235,7 @@ SECTIONS = (
 )
 
 
-def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int = 5) -> Changes:
+def compare(current: RunResults, previous: list[RunResults], window: int = 5) -> Changes:
     """`previous` are earlier merged runs in any order; the newest `window` of them are read.
 
     An item is flaky when its attempts in this run disagree on PASS vs FAIL, or when it flipped
@@ -206,21 +243,21 @@ def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int
     of one build count: two commits that broke and mended it are no flake), or when a perf item is
     UNSTABLE (its timing interval straddles the floor or is too wide): it is reported, never
     bisected."""
-    earlier = sorted(previous, key=lambda d: d.get("started") or 0)[-window:] if window else []
+    earlier = sorted(previous, key=lambda d: d.started or 0)[-window:] if window else []
     history: dict[tuple[str, ...], list[str]] = defaultdict(list)
     compilers: dict[tuple[str, ...], list[str]] = defaultdict(list)
-    newest: dict[tuple[str, ...], dict[str, Any]] = {}
+    newest: dict[tuple[str, ...], ItemRecord] = {}
     for document in earlier:
-        for item in document["items"]:
-            history[identity(item)].append(item["outcome"])
+        for item in document.items:
+            history[identity(item)].append(item.outcome.value)
             compilers[identity(item)].append(compiler_of(item))
             newest[identity(item)] = item
     changes = Changes(compared_with=len(earlier))
-    for item in sorted(current["items"], key=identity):
-        key, now = key_of(item), item["outcome"]
+    for item in sorted(current.items, key=identity):
+        key, now = key_of(item), item.outcome.value
         past = history.get(identity(item), [])
         was = past[-1] if past else None
-        attempts = item.get("attempts") or [now]
+        attempts = [a.value for a in item.attempts or []] or [now]
         if Outcome.FAIL in attempts and any(a in HELD for a in attempts):
             changes.flaky.append(Change(key, now, was, item, f"attempts in this run: {', '.join(attempts)}"))
             continue
@@ -255,10 +292,10 @@ def compare(current: dict[str, Any], previous: list[dict[str, Any]], window: int
     return changes
 
 
-def compiler_of(item: dict[str, Any]) -> str:
+def compiler_of(item: ItemRecord) -> str:
     """What judged the item, as far as a flip can be blamed on it: the versions it ran with (a head's
     commit among them), the Python aside."""
-    versions = {k: v for k, v in (item.get("toolchain") or {}).items() if k != "python"}
+    versions = {k: v for k, v in (item.toolchain or {}).items() if k != "python"}
     return json.dumps(versions, sort_keys=True)
 
 
@@ -282,7 +319,7 @@ def flip_count(outcomes: list[str]) -> int:
 
 def bisect_requests(
     changes: Changes,
-    previous: list[dict[str, Any]],
+    previous: list[RunResults],
     packages: dict[str, str],
     repositories: dict[str, str] | None = None,
 ) -> list[dict]:
@@ -295,32 +332,35 @@ def bisect_requests(
     (`package@sha`, commits only), when the matrix names the repository. Left out: a new FAIL
     whose toolchain did not change (the corpus did), and one judged with a local build
     (`--toolchain PATH`) that says no commit."""
-    last_held: dict[tuple[str, ...], dict[str, Any]] = {}
-    for document in sorted(previous, key=lambda d: d.get("started") or 0):
-        for item in document["items"]:
-            if item["outcome"] in HELD:
+    last_held: dict[tuple[str, ...], ItemRecord] = {}
+    for document in sorted(previous, key=lambda d: d.started or 0):
+        for item in document.items:
+            if item.outcome in HELD:
                 last_held[identity(item)] = item
     requests = []
     for change in changes.new_fail:
         case, expectation, target = change.key
         line = line_of(change.item)
-        held = last_held.get((line, *change.key), {})
+        held = last_held.get((line, *change.key))
         if line.endswith("@"):  # a head: the commits between two builds
             package = line.removesuffix("@")
-            good, bad = built_commits(held).get(package), built_commits(change.item).get(package)
+            good, bad = (
+                built_commits(held.toolchain if held else None).get(package),
+                built_commits(change.item.toolchain).get(package),
+            )
             repository = (repositories or {}).get(package, "")
             if good and bad and good != bad and repository:
                 requests.append({"case": case, "expectation": expectation, "target": target,
                                  "good": f"{package}@{good}", "bad": f"{package}@{bad}",
                                  "repository": repository, "report": report_name(case, target)})  # fmt: skip
             continue
-        spec = change.item.get("toolchain_spec")
+        spec = change.item.toolchain_spec
         if spec and (len(spec.split()) != 1 or pinned_version(spec) is None):
             continue  # a local build, or several packages: its range is commits, not releases
         # the package judged: the one --toolchain named, else the framework (its key in `toolchain`)
-        framework = change.item.get("framework") or DEFAULT  # records before frameworks were stored
+        framework = change.item.framework or DEFAULT  # records before frameworks were stored
         package = package_of(spec, "") if spec else packages.get(target, framework)
-        if bool(spec) != bool(held.get("toolchain_spec")):
+        if held is None or bool(spec) != bool(held.toolchain_spec):
             continue  # one side judged a named toolchain, the other the default: not one package's range
         good = judged_version(held, package, framework)
         bad = judged_version(change.item, package, framework)
@@ -342,14 +382,14 @@ def pinned_version(spec: str) -> str | None:
     return pins[0] if len(pins) == 1 else None
 
 
-def judged_version(item: dict[str, Any], package: str, framework: str) -> str | None:
+def judged_version(item: ItemRecord, package: str, framework: str) -> str | None:
     """The version of `package` an item was judged with: the pin of its --toolchain when that named
     the package; the framework's version the child reported when no --toolchain was given and the
     package is the framework's own (a spec-less run judged the default compiler, not `package`)."""
-    spec = item.get("toolchain_spec")
+    spec = item.toolchain_spec
     if spec:
         return pinned_version(spec) if package_of(spec, "") == package else None
-    return (item.get("toolchain") or {}).get(framework)
+    return (item.toolchain or {}).get(framework)
 
 
 def version_key(text: str) -> tuple:
@@ -379,10 +419,12 @@ def render_changes(changes: Changes) -> str:
         lines += [f"#### {symbol} {title}: {len(entries)}", "",
                   "| case | expectation | target | was | detail |", "|---|---|---|---|---|"]  # fmt: skip
         for change in entries:
-            detail = change.reason or first_line(change.item.get("message", ""))
+            detail = change.reason or first_line(change.item.message or "")
             case, expectation, target = change.key
             was = change.was or "new"
-            built = "".join(f" · {p}@{c[:12]}" for p, c in sorted(built_commits(change.item).items()))
+            built = "".join(
+                f" · {p}@{c[:12]}" for p, c in sorted(built_commits(change.item.toolchain).items())
+            )
             lines.append(f"| `{case}` | `{expectation}` | `{target}`{built} | {was} | {cell(detail)} |")
         lines.append("")
     if not any(entries for *_, entries in changes.sections()):

@@ -20,7 +20,7 @@ def test_memo_is_keyed_by_the_case_files_and_the_environment(
     (case / "repro.py").write_text("X = 1\n")
     run = CaseRun(tmp_path / "corpus", "scalar_mask", "numerics", "cpu:interpreter")
     memo = Memo(tmp_path / "memo.json")
-    seen = Observation({"numerics[cpu:interpreter]": "ERROR"})
+    seen = Observation.from_parts({"numerics[cpu:interpreter]": "ERROR"})
     memo.add(judgement_key(run, "tilelang==0.1.9"), seen)
     assert memo.get(run, "tilelang==0.1.9") == [seen]
     assert memo.get(run, "tilelang==0.1.8") == []
@@ -66,7 +66,7 @@ def test_a_fix_search_over_a_whole_case_waits_until_every_expectation_holds() ->
     from kregress.bisect.search import PointVerdict
 
     def seen(**outcomes: str) -> Observation:
-        return Observation(
+        return Observation.from_parts(
             outcomes={f"{name.replace('_', '-')}[cuda:sm_90]": o for name, o in outcomes.items()}
         )
 
@@ -89,9 +89,11 @@ def test_an_unstable_perf_item_never_decides_a_bisect_step() -> None:
     from kregress.bisect.judging import REGRESSIONS, observation_verdict
     from kregress.bisect.search import PointVerdict
 
-    unstable = Observation(outcomes={"perf-1k[cuda:device]": "UNSTABLE"})
+    unstable = Observation.from_parts(outcomes={"perf-1k[cuda:device]": "UNSTABLE"})
     for regress in REGRESSIONS:
         assert observation_verdict(unstable, regress) == PointVerdict.SKIP, regress
     assert observation_verdict(unstable, "pass", whole_case=True) == PointVerdict.SKIP
-    beside = Observation(outcomes={"perf-1k[cuda:device]": "UNSTABLE", "numerics[cuda:device]": "FAIL"})
+    beside = Observation.from_parts(
+        outcomes={"perf-1k[cuda:device]": "UNSTABLE", "numerics[cuda:device]": "FAIL"}
+    )
     assert observation_verdict(beside, "fail") == PointVerdict.BAD

@@ -25,7 +25,7 @@ def observation(shared: str, shared_code: dict) -> Observation:
         "compiles-control[cuda:sm_90]": "PASS",
         "numerics[cpu:interpreter]": "PASS",
     }
-    return Observation(
+    return Observation.from_parts(
         outcomes=items,
         failure_kinds={"shared[cuda:sm_90]": "OVER_LIMIT" if shared == "FAIL" else None},
         code={"shared[cuda:sm_90]": shared_code, "compiles-control[cuda:sm_90]": CONTROL},
@@ -86,11 +86,11 @@ def fix_search_report(tmp_path: Path) -> str:
     run = CaseRun(corpus=tmp_path, case="stack", expectation=None, target=None)
     bisection = Bisection(run, "pass", 1, None, Memo(tmp_path / "memo.json"), Console(quiet=True))
     item = "no-stack[cuda:sm_90]"
-    broken = Observation(
+    broken = Observation.from_parts(
         outcomes={item: "FAIL"}, failure_kinds={item: "RUNTIME_ERROR"}, measured={item: {}},
         messages={item: "RUNTIME_ERROR: IndexError: list index out of range"},
     )  # fmt: skip
-    fixed = Observation(
+    fixed = Observation.from_parts(
         outcomes={item: "PASS"}, failure_kinds={item: None},
         measured={item: {"stack_bytes": {"num_warps=4": 0}}}, messages={item: "stack_bytes 0 ≤ 0"},
     )  # fmt: skip

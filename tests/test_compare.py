@@ -9,11 +9,22 @@ from pathlib import Path
 import pytest
 
 from kregress.cli import main
-from kregress.results import bisect_requests, compare, flip_count, key_of, load_results, merge, render_changes
+from kregress.record import RunResults
+from kregress.results import bisect_requests, compare, flip_count, load_results, merge, render_changes
 
 RESULTS = Path(__file__).parent / "results"
 TONIGHT = [RESULTS / n for n in ("tonight-cpu.json", "tonight-cuda-h100.json", "tonight-cpu.rerun.json")]
 EARLIER = [RESULTS / "night-2.json", RESULTS / "night-1.json"]  # any order: sorted by start time
+
+
+def run_of(*documents: dict, started: float | None = None) -> RunResults:
+    """One run of these jobs' items, as `merge` makes it (a test writes items as JSON)."""
+    run = merge([RunResults.model_validate(d) for d in documents])
+    return run if started is None else run.model_copy(update={"started": started})
+
+
+def as_written(run: RunResults) -> dict:
+    return run.model_dump(mode="json", exclude_unset=True)
 
 
 def names(entries: list[dict]) -> list[str]:
@@ -90,9 +101,9 @@ def test_bisect_requests_span_last_held_to_now_with_the_targets_package(changes)
 
 def test_merge_keeps_every_attempt_and_the_worst_outcome() -> None:
     merged = merge([load_results(p) for p in TONIGHT])
-    grouped = next(i for i in merged["items"] if i["case"] == "grouped_reduction")
-    assert grouped["outcome"] == "FAIL" and grouped["attempts"] == ["FAIL", "PASS"]
-    assert {run["runner"] for run in merged["runs"]} == {"cpu", "cuda-h100"}
+    grouped = next(i for i in merged.items if i.case == "grouped_reduction")
+    assert grouped.outcome == "FAIL" and grouped.attempts == ["FAIL", "PASS"]
+    assert {run.runner for run in merged.jobs()} == {"cpu", "cuda-h100"}
 
 
 def test_the_same_run_twice_changes_nothing(tmp_path: Path, capsys) -> None:
@@ -166,13 +177,13 @@ def test_earlier_runs_can_come_from_the_history(tmp_path: Path, capsys) -> None:
 
 def test_a_compiler_that_stops_importing_is_lost_coverage_not_a_quiet_night(tmp_path: Path, capsys) -> None:
     night = load_results(RESULTS / "night-2.json")
-    tonight = json.loads(json.dumps(night))
-    tonight["started"] = night["started"] + 86400
+    tonight = as_written(night)
+    tonight["started"] = night.started + 86400
     message = "the compiler does not work here: triton in this toolchain does not import here: ImportError"
     for item in tonight["items"]:
         item.update(outcome="ERROR", message=message, failure_kind=None)
-    held = [i for i in night["items"] if i["outcome"] in ("PASS", "XFAIL")]
-    found = compare(merge([tonight]), [night])
+    held = [i for i in night.items if i.outcome in ("PASS", "XFAIL")]
+    found = compare(run_of(tonight), [night])
     assert len(found.lost_coverage) == len(held) > 0
     assert not found.new_error or all(c.was not in ("PASS", "XFAIL") for c in found.new_error)
     (tmp_path / "tonight.json").write_text(json.dumps(tonight))
@@ -190,18 +201,19 @@ def test_a_compiler_that_stops_importing_is_lost_coverage_not_a_quiet_night(tmp_
 
 def test_unstable_perf_is_reported_like_flaky_never_as_a_new_fail(tmp_path: Path, capsys) -> None:
     night = load_results(RESULTS / "night-2.json")
-    tonight = json.loads(json.dumps(night))
-    tonight["started"] = night["started"] + 86400
+    tonight = as_written(night)
+    tonight["started"] = night.started + 86400
     held = next(i for i in tonight["items"] if i["outcome"] == "PASS")
     message = "UNSTABLE: bench 1 ms vs eager 1 ms: throughput ratio median of 10 rounds 0.80 straddles 0.8"
     held.update(outcome="UNSTABLE", message=message, failure_kind=None)
-    found = compare(merge([tonight]), [night])
-    assert [c.key for c in found.flaky] == [key_of(held)]
+    found = compare(run_of(tonight), [night])
+    held_key = (held["case"], held["expectation"], held["target"])
+    assert [c.key for c in found.flaky] == [held_key]
     assert found.flaky[0].reason == "UNSTABLE: its timings cannot tell PASS from FAIL"
-    assert key_of(held) not in {c.key for c in [*found.new_fail, *found.lost_coverage, *found.new_error]}
+    assert held_key not in {c.key for c in [*found.new_fail, *found.lost_coverage, *found.new_error]}
     rerun = {**tonight, "items": [{**held, "outcome": "FAIL", "failure_kind": "TOO_SLOW"}]}
-    merged = merge([tonight, rerun])  # UNSTABLE, then a rerun that FAILs: still not a new FAIL
-    assert key_of(held) in {c.key for c in compare(merged, [night]).flaky}
+    merged = run_of(tonight, rerun)  # UNSTABLE, then a rerun that FAILs: still not a new FAIL
+    assert held_key in {c.key for c in compare(merged, [night]).flaky}
     (tmp_path / "tonight.json").write_text(json.dumps(tonight))
     code = main(["compare", str(tmp_path / "tonight.json"), "--previous", str(RESULTS / "night-2.json")])
     assert code == 0
@@ -222,24 +234,23 @@ def release_item(outcome: str, version: str) -> dict:
 def test_a_release_and_a_head_on_one_target_are_two_lines_not_two_attempts() -> None:
     """A runner judging the newest release and main: each compares with its own past, so a FAIL on
     main beside a PASS on the release is a new FAIL of main, not a flaky item."""
-    last_night = merge([{"items": [release_item("PASS", "3.6.0")]}, {"items": [head_item("PASS", "a" * 40)]}])
-    tonight = merge([{"items": [release_item("PASS", "3.6.0")]}, {"items": [head_item("FAIL", "b" * 40)]}])
-    assert all("attempts" not in item for item in tonight["items"])
+    last_night = run_of({"items": [release_item("PASS", "3.6.0")]}, {"items": [head_item("PASS", "a" * 40)]})
+    tonight = run_of({"items": [release_item("PASS", "3.6.0")]}, {"items": [head_item("FAIL", "b" * 40)]})
+    assert all(item.attempts is None for item in tonight.items)
     changes = compare(tonight, [last_night])
     assert not changes.flaky
     (new,) = changes.new_fail
-    assert new.item["toolchain"]["triton commit"] == "b" * 40
+    assert new.item.toolchain["triton commit"] == "b" * 40
     assert new.as_dict()["line"] == "triton@"
     assert f"`cuda:sm_90` · triton@{'b' * 12}" in render_changes(changes)
 
 
 def test_a_new_fail_on_a_head_bisects_the_commits_between_the_two_nights_builds() -> None:
-    tonight = merge([{"items": [head_item("FAIL", "b" * 40)]}])
+    tonight = run_of({"items": [head_item("FAIL", "b" * 40)]})
     nights = [
-        merge([{"items": [head_item("PASS", "9" * 40)]}]),
-        merge([{"items": [head_item("PASS", "a" * 40)]}]),
+        run_of({"items": [head_item("PASS", "9" * 40)]}),
+        run_of({"items": [head_item("PASS", "a" * 40)]}, started=2),
     ]
-    nights[1]["started"] = 2
     changes = compare(tonight, nights)
     (request,) = bisect_requests(changes, nights, {}, {"triton": "https://x/triton.git"})
     assert (request["good"], request["bad"], request["repository"]) == (
@@ -252,7 +263,7 @@ def test_a_new_fail_on_a_head_bisects_the_commits_between_the_two_nights_builds(
 def test_a_head_that_passes_again_is_fixed_between_the_two_builds() -> None:
     """The commits that fixed it: from the last build where it failed to tonight's."""
     changes = compare(
-        merge([{"items": [head_item("PASS", "c" * 40)]}]), [merge([{"items": [head_item("FAIL", "b" * 40)]}])]
+        run_of({"items": [head_item("PASS", "c" * 40)]}), [run_of({"items": [head_item("FAIL", "b" * 40)]})]
     )
     (fixed,) = changes.fixed
     assert fixed.as_dict()["was_toolchain"]["triton commit"] == "b" * 40
@@ -263,15 +274,11 @@ def test_a_head_that_regressed_and_was_fixed_is_no_flake_but_one_compiler_flippi
     """On a head's line flips count within one build: two commits that broke and mended an item are
     a new FAIL and a fix, while the same build passing, failing and passing again is flaky."""
     nights = [
-        merge([{"items": [head_item(outcome, sha)]}])
-        for outcome, sha in (("PASS", "a" * 40), ("FAIL", "b" * 40))
+        run_of({"items": [head_item(outcome, sha)]}, started=index)
+        for index, (outcome, sha) in enumerate((("PASS", "a" * 40), ("FAIL", "b" * 40)))
     ]
-    for index, night in enumerate(nights):
-        night["started"] = index
-    fixed = compare(merge([{"items": [head_item("PASS", "c" * 40)]}]), nights)
+    fixed = compare(run_of({"items": [head_item("PASS", "c" * 40)]}), nights)
     assert len(fixed.fixed) == 1 and not fixed.flaky
-    same = [merge([{"items": [head_item(outcome, "a" * 40)]}]) for outcome in ("PASS", "FAIL")]
-    for index, night in enumerate(same):
-        night["started"] = index
-    flaky = compare(merge([{"items": [head_item("PASS", "a" * 40)]}]), same)
+    same = [run_of({"items": [head_item(o, "a" * 40)]}, started=i) for i, o in enumerate(("PASS", "FAIL"))]
+    flaky = compare(run_of({"items": [head_item("PASS", "a" * 40)]}), same)
     assert len(flaky.flaky) == 1 and not flaky.fixed

@@ -11,6 +11,7 @@ from pathlib import Path
 from kregress.bisect.confidence import FlakeEstimate, decide, point_probability
 from kregress.bisect.search import PointVerdict
 from kregress.history import flake_history, store
+from kregress.record import RunResults
 
 GOOD, BAD = PointVerdict.GOOD, PointVerdict.BAD
 
@@ -46,10 +47,10 @@ def test_the_flake_rate_comes_from_attempts_and_nightly_flips_under_one_toolchai
         return {"case": "c", "expectation": "perf", "target": "cuda:device", "outcome": outcome,
                 "toolchain": toolchain, **more}  # fmt: skip
 
-    store(history, {"kregress": 1, "items": [item("PASS", attempts=["PASS", "FAIL", "PASS"])]})
-    store(history, {"kregress": 1, "items": [item("PASS")]})
-    store(history, {"kregress": 1, "items": [item("FAIL")]})  # flipped with no compiler change
-    store(history, {"kregress": 1, "items": [item("UNSTABLE")]})
+    store(history, RunResults(items=[item("PASS", attempts=["PASS", "FAIL", "PASS"])]))
+    store(history, RunResults(items=[item("PASS")]))
+    store(history, RunResults(items=[item("FAIL")]))  # flipped with no compiler change
+    store(history, RunResults(items=[item("UNSTABLE")]))
     disagreed, runs = flake_history(history, "c", "perf", "cuda:device")
     assert runs == 6  # three attempts, then three single runs
     assert disagreed == 1 + 1 + 2  # the minority attempt, UNSTABLE itself, and two against the majority

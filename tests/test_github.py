@@ -139,7 +139,7 @@ def test_xpass_comments_on_the_upstream_issue(tmp_path: Path, capsys) -> None:
     upstream = "https://github.com/intel/intel-xpu-backend-for-triton/issues/3449"
     item = {"case": "scratch_overflow", "expectation": "compiles", "target": "xpu:pvc", "outcome": "XPASS",
             "message": "looks fixed", "toolchain": {"triton": "3.4.0"}, "upstream": upstream}  # fmt: skip
-    results = {"items": [item]}
+    results = {"kregress": 1, "items": [item]}
     path = tmp_path / "results.json"
     path.write_text(json.dumps(results))
     assert main(["comment", "xpass", str(path), "--dry-run"]) == 0
@@ -152,7 +152,7 @@ def test_one_case_with_a_non_issue_link_does_not_cost_the_others_their_notes(tmp
             "message": "", "upstream": "https://github.com/example/compiler/issues/12"}  # fmt: skip
     bad = {**good, "case": "tree_link", "upstream": "https://github.com/example/compiler/tree/main/examples"}
     path = tmp_path / "results.json"
-    path.write_text(json.dumps({"items": [bad, good]}))
+    path.write_text(json.dumps({"kregress": 1, "items": [bad, good]}))
     assert main(["comment", "xpass", str(path), "--dry-run"]) == 64
     captured = capsys.readouterr()
     assert "would post on example/compiler#12" in captured.out and "tree_link" not in captured.out
@@ -166,7 +166,7 @@ def test_regressions_are_one_comment_with_their_bisect_reports(tmp_path: Path, c
          "failure_kind": "RUNTIME_ERROR", "message": "mask has unsupported dtype @team"},
         {"case": "vector_add", "expectation": "compiles", "target": "cuda:sm_90", "outcome": "PASS"},
     ]  # fmt: skip
-    (tmp_path / "results.json").write_text(json.dumps({"items": items}))
+    (tmp_path / "results.json").write_text(json.dumps({"kregress": 1, "items": items}))
     reports = tmp_path / "bisects"
     reports.mkdir()
     (reports / "scalar_mask.md").write_text("First bad (fail): **triton==3.9.0**")

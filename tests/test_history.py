@@ -13,6 +13,7 @@ import pytest
 from conftest import run_corpus
 from kregress.cli import main
 from kregress.history import SCHEMA, SCHEMA_VERSION, HistoryError, recent_runs, store
+from kregress.record import RunResults
 from kregress.results import load_results, merge
 
 RESULTS = Path(__file__).parent / "results"
@@ -24,15 +25,15 @@ def test_a_run_reads_back_whole(tmp_path: Path) -> None:
     store(path, load_results(RESULTS / "night-1.json"))
     store(path, merged, source="merged")
     first, second = recent_runs(path)
-    assert first["started"] == 1000.0 and first["runner"] == "cpu" and first["corpus_sha"] == "0" * 40
-    assert second["toolchain"] == {"triton": "3.4.0, 3.6.0"}  # xpu items ran another build
-    original = {(i["case"], i["expectation"], i["target"]): i for i in merged["items"]}
-    for item in second["items"]:
-        source = original[(item["case"], item["expectation"], item["target"])]
+    assert first.started == 1000.0 and first.runner == "cpu" and first.corpus_sha == "0" * 40
+    assert second.toolchain == {"triton": "3.4.0, 3.6.0"}  # xpu items ran another build
+    original = {(i.case, i.expectation, i.target): i for i in merged.items}
+    for item in second.items:
+        source = original[(item.case, item.expectation, item.target)]
         for field in ("outcome", "failure_kind", "message", "measured", "limit", "toolchain", "upstream"):
-            assert item[field] == source.get(field), field
-    grouped = next(i for i in second["items"] if i["case"] == "grouped_reduction")
-    assert grouped["attempts"] == ["FAIL", "PASS"]
+            assert getattr(item, field) == getattr(source, field), field
+    grouped = next(i for i in second.items if i.case == "grouped_reduction")
+    assert grouped.attempts == ["FAIL", "PASS"]
 
 
 def test_the_schema_is_versioned_and_a_newer_one_refused(tmp_path: Path) -> None:
@@ -59,17 +60,17 @@ def test_a_schema_1_history_is_migrated_in_place_and_keeps_its_runs(tmp_path: Pa
         connection.execute("INSERT INTO runs (id, started, stored) VALUES (1, 1.0, 1.0)")
         columns = "run_id, case_id, expectation, target, outcome"
         connection.execute(f"INSERT INTO items ({columns}) VALUES (1, 'old', 'e', 't', 'PASS')")
-    night = load_results(RESULTS / "night-1.json")
+    night = load_results(RESULTS / "night-1.json").model_dump(mode="json", exclude_unset=True)
     for item in night["items"]:
         item["reproduce"] = "control"
         item["device"] = {"index": "0", "name": "NVIDIA H200"}
         item["toolchain_spec"] = "tinycc==0.3"
-    store(path, night)
+    store(path, RunResults.model_validate(night))
     old, new = recent_runs(path)
-    assert [(i["case"], i["outcome"], i["reproduce"]) for i in old["items"]] == [("old", "PASS", None)]
-    assert {i["reproduce"] for i in new["items"]} == {"control"}
-    assert {i["device"]["name"] for i in new["items"]} == {"NVIDIA H200"}
-    assert {i["toolchain_spec"] for i in new["items"]} == {"tinycc==0.3"}  # what a bisect starts from
+    assert [(i.case, i.outcome, i.reproduce) for i in old.items] == [("old", "PASS", None)]
+    assert {i.reproduce for i in new.items} == {"control"}
+    assert {i.device["name"] for i in new.items if i.device} == {"NVIDIA H200"}
+    assert {i.toolchain_spec for i in new.items} == {"tinycc==0.3"}  # what a bisect starts from
     with sqlite3.connect(path) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
 
@@ -94,7 +95,7 @@ def write_runs(path: str, writer: int, runs: int) -> None:
                   "outcome": "PASS" if (i + run) % 3 else "FAIL", "measured": {"w": writer}}
                  for i in range(50)]  # fmt: skip
         run_document = {"kregress": 1, "started": writer * 1000 + run, "runner": f"w{writer}", "items": items}
-        store(Path(path), run_document)
+        store(Path(path), RunResults.model_validate(run_document))
 
 
 def test_concurrent_writers_never_corrupt_it(tmp_path: Path) -> None:
@@ -122,11 +123,11 @@ def test_pytest_history_stores_each_run(tmp_path: Path) -> None:
         assert run.returncode == 0, run.output[-2000:]
         assert "kregress results written to" in run.output and str(path) in run.output
     first, second = recent_runs(path)
-    assert len(second["items"]) == len(run.document["items"]) > 0
-    resource = next(i for i in second["items"] if i["kind"] == "resource")
-    assert resource["limit"] == 232448 and resource["measured"]["shared_bytes"]
-    assert second["toolchain"]["triton"] and second["runner"]
-    assert first["started"] < second["started"]
+    assert len(second.items) == len(run.document["items"]) > 0
+    resource = next(i for i in second.items if i.kind == "resource")
+    assert resource.limit == 232448 and resource.measured and resource.measured["shared_bytes"]
+    assert isinstance(second.toolchain, dict) and second.toolchain["triton"] and second.runner
+    assert first.started is not None and second.started is not None and first.started < second.started
 
 
 def test_history_command_adds_files_as_runs_or_one_merged_run(tmp_path: Path, capsys) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from conftest import package_with, run_corpus
 from kregress.kinds import KINDS, REGISTRY, figure
 from kregress.matrix import load_matrix
+from kregress.record import ItemRecord
 
 IR_LINES = '''"""ir_lines: every config's IR stage stays within a number of lines (a code-size budget)."""
 
@@ -69,7 +70,10 @@ def test_every_kind_is_found_and_answers_for_itself() -> None:
         assert cls.job_kind, kind
         assert "measure" in vars(cls.measurer()), f"{kind}: its measurement is a kind's own"
         assert cls.__doc__, f"{kind} says what it asserts"
-    assert figure({"kind": "no-such-kind", "measured": {"x": 1}}) == ""
+    unknown = ItemRecord(
+        case="c", expectation="e", target="t", outcome="PASS", kind="no-such-kind", measured={"x": 1}
+    )
+    assert figure(unknown) == ""
 
 
 def test_the_kind_says_how_its_job_holds_the_device() -> None:

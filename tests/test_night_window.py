@@ -13,6 +13,7 @@ from test_perf_noise import perf, timed
 from kregress.history import store
 from kregress.judge import Outcome
 from kregress.night_window import NightWindow, earlier_nights, judged_against
+from kregress.record import RunResults
 
 H200 = {"index": "0", "name": "NVIDIA H200", "driver": "570.1", "uuid": "GPU-1"}
 H100 = {"index": "0", "name": "NVIDIA H100 80GB HBM3", "driver": "570.1", "uuid": "GPU-2"}
@@ -32,9 +33,9 @@ def night(ratio: float, device: dict, started: float, outcome: str = "PASS") -> 
 def history(tmp_path: Path) -> Path:
     path = tmp_path / "history.sqlite"
     for n, ratio in enumerate(MEASURED_NIGHTS):
-        store(path, night(ratio, H200, 1000.0 + n))
-    store(path, night(0.1, H200, 900.0, outcome="UNSTABLE"))  # measured noise, not the kernel
-    store(path, night(0.3, H100, 1100.0))  # another GPU model
+        store(path, RunResults.model_validate(night(ratio, H200, 1000.0 + n)))
+    store(path, RunResults.model_validate(night(0.1, H200, 900.0, outcome="UNSTABLE")))  # measured noise
+    store(path, RunResults.model_validate(night(0.3, H100, 1100.0)))  # another GPU model
     return path
 
 
@@ -122,7 +123,7 @@ def test_check_with_a_history_names_each_floor_inside_its_nights_range(tmp_path:
         item = document["items"][0]
         item["case"] = "grouped_reduction"
         document["items"] = [item, {**item, "expectation": "perf-triton-1k", "measured": {"ratio": one}}]
-        store(path, document)
+        store(path, RunResults.model_validate(document))
     done = subprocess.run(
         [sys.executable, "-m", "kregress.cli", "check", str(corpus), "--history", str(path)],
         capture_output=True, text=True, check=False,

@@ -13,6 +13,7 @@ import pytest
 
 from kregress.cli import main
 from kregress.history import store
+from kregress.record import ItemRecord, RunResults
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 needs_chromium = pytest.mark.skipif(
@@ -44,7 +45,8 @@ def page(tmp_path: Path) -> tuple[Path, Path]:
                  # skipped before any job ran, so without versions: it must join triton 3.6.0's column
                  {**item("steady", "hip:gfx942", "SKIP", 0), "expectation": "perf", "kind": "perf",
                   "toolchain": None, "measured": None, "limit": None}]  # fmt: skip
-        store(history, {"kregress": 1, "started": 1.8e9 + night * 86400, "runner": "cpu", "items": items})
+        run = {"kregress": 1, "started": 1.8e9 + night * 86400, "runner": "cpu", "items": items}
+        store(history, RunResults.model_validate(run))
     out, markdown = tmp_path / "site", tmp_path / "m.md"
     assert main(["report", "--history", str(history), "--html", f"{out}/", "--markdown", str(markdown)]) == 0
     return out / "index.html", markdown
@@ -148,7 +150,10 @@ def test_screenshot_shows_red_and_green_cells(page, tmp_path: Path) -> None:
 
 
 def test_a_perf_figure_shows_the_interval_and_reads_older_records_too() -> None:
-    from kregress.kinds import figure
+    from kregress.kinds import figure as figure_of
+
+    def figure(fields: dict) -> str:
+        return figure_of(ItemRecord(case="c", expectation="perf", target="cuda:device", **fields))
 
     now = {"kind": "perf", "outcome": "UNSTABLE", "limit": {"min_ratio": 0.8, "max_spread": 0.25},
            "measured": {"ratio": 0.81, "ratio_low": 0.76, "ratio_high": 0.86}}  # fmt: skip

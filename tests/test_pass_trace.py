@@ -15,6 +15,7 @@ from conftest import run_written_case
 from kregress.cli import main
 from kregress.history import store
 from kregress.pass_trace import PassStep, PassTrace, crossing, trace
+from kregress.record import RunResults
 
 REPRO = """
 import torch
@@ -235,7 +236,7 @@ def test_a_traced_fail_shows_its_timeline_on_the_page(tmp_path: Path) -> None:
     args = ("--target", "cuda:sm_80", "--trace-passes")
     run = run_written_case(tmp_path, "transpose", REPRO, MANIFEST, args)
     history = tmp_path / "history.sqlite"
-    store(history, run.document)
+    store(history, RunResults.model_validate(run.document))
     site = tmp_path / "site"
     assert main(["report", "--history", str(history), "--html", f"{site}/"]) == 0
     done = load((site / "index.html").as_uri(), "--dump-dom")

@@ -16,6 +16,7 @@ from kregress.bisect.noise import noise_from_history
 from kregress.bisect.posterior import NoiseModel, Posterior, posterior_search
 from kregress.bisect.search import PointVerdict, plain_bound, rounds_bound
 from kregress.history import store
+from kregress.record import RunResults
 
 BAD, GOOD = PointVerdict.BAD, PointVerdict.GOOD
 
@@ -196,7 +197,7 @@ def test_a_one_sided_noise_model_is_learned_from_a_history_kregress_wrote(tmp_pa
     def night(outcome: str, version: str, **more: object) -> None:
         item = {"case": "c", "expectation": "numerics", "target": "cuda:device", "outcome": outcome,
                 "toolchain": {"triton": version}, **more}  # fmt: skip
-        store(history, {"kregress": 1, "items": [item]})
+        store(history, RunResults.model_validate({"items": [item]}))
 
     for outcome in ("PASS", "PASS", "FAIL", "PASS", "PASS", "PASS", "FAIL", "PASS"):
         night(outcome, "3.6.0")

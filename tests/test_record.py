@@ -32,7 +32,7 @@ def test_the_history_gives_back_every_field_of_the_record(tmp_path: Path) -> Non
     document = load_results(write(tmp_path, ITEM))
     store(tmp_path / "history.sqlite", document)
     (run,) = recent_runs(tmp_path / "history.sqlite")
-    assert run["items"] == [ITEM]
+    assert [item.as_json() for item in run.items] == [ITEM]
 
 
 @pytest.mark.parametrize(

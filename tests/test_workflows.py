@@ -15,7 +15,14 @@ import pytest
 import yaml
 
 from kregress.matrix import SchemaError, load_matrix, nightly_jobs, runner_for
+from kregress.record import ItemRecord, RunResults
 from kregress.results import Change, Changes, bisect_requests
+
+
+def record(**fields: object) -> ItemRecord:
+    """An item of case c, expectation e, on cuda:sm_90 unless `fields` say otherwise."""
+    return ItemRecord.model_validate({"case": "c", "expectation": "e", "target": "cuda:sm_90", **fields})
+
 
 REPO = Path(__file__).resolve().parent.parent
 WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
@@ -164,9 +171,10 @@ def test_workflows_read_only_keys_the_generators_write() -> None:
     nightly = load("nightly.yml")["jobs"]
     job_keys = set(nightly_jobs(load_matrix())[0])
     assert matrix_keys(nightly["corpus"]) <= job_keys, matrix_keys(nightly["corpus"]) - job_keys
-    change = Change(("c", "e", "cuda:sm_90"), "FAIL", "PASS", {"toolchain": {"triton": "3.6.0"}})
-    previous = [{"items": [{"case": "c", "expectation": "e", "target": "cuda:sm_90", "outcome": "PASS",
-                            "toolchain": {"triton": "3.5.0"}}]}]  # fmt: skip
+    change = Change(
+        ("c", "e", "cuda:sm_90"), "FAIL", "PASS", record(outcome="FAIL", toolchain={"triton": "3.6.0"})
+    )
+    previous = [RunResults(items=[record(outcome="PASS", toolchain={"triton": "3.5.0"})])]
     request_keys = set(bisect_requests(Changes(new_fail=[change]), previous, {})[0])
     assert matrix_keys(nightly["bisect"]) <= request_keys
     bisect_inputs = set(load("bisect.yml")["on"]["workflow_call"]["inputs"])
@@ -206,9 +214,10 @@ def test_bisects_go_on_to_commits_where_the_matrix_names_a_repository(tmp_path: 
         [*kregress, "--repository-for", "tilelang"], check=True, capture_output=True, text=True
     )
     assert '"repository": ""' in none.stdout
-    change = Change(("c", "e", "cuda:sm_90"), "FAIL", "PASS", {"toolchain": {"triton": "3.6.0"}})
-    previous = [{"items": [{"case": "c", "expectation": "e", "target": "cuda:sm_90", "outcome": "PASS",
-                            "toolchain": {"triton": "3.5.0"}}]}]  # fmt: skip
+    change = Change(
+        ("c", "e", "cuda:sm_90"), "FAIL", "PASS", record(outcome="FAIL", toolchain={"triton": "3.6.0"})
+    )
+    previous = [RunResults(items=[record(outcome="PASS", toolchain={"triton": "3.5.0"})])]
     (request,) = bisect_requests(Changes(new_fail=[change]), previous, {}, {"triton": "https://x/triton.git"})
     assert request["repository"] == "https://x/triton.git"
     assert load("nightly.yml")["jobs"]["bisect"]["with"]["repository"] == "${{ matrix.repository }}"
@@ -235,19 +244,24 @@ def test_bisect_requests_take_the_releases_a_runners_toolchain_pinned() -> None:
     the pins of the two nights; a night judged with the default compiler and one with a named
     toolchain are not one package's range, and a local build's range is commits."""
     change = Change(("c", "e", "cpu:interpreter"), "FAIL", "PASS",
-                    {"toolchain_spec": "tinycc==0.3", "toolchain": {"triton": "3.6.0"}})  # fmt: skip
-    held = {"case": "c", "expectation": "e", "target": "cpu:interpreter", "outcome": "PASS",
-            "toolchain_spec": "tinycc==0.2", "toolchain": {"triton": "3.6.0"}}  # fmt: skip
-    (request,) = bisect_requests(Changes(new_fail=[change]), [{"items": [held]}], {}, {"tinycc": "file:///x"})
+                    record(target="cpu:interpreter", outcome="FAIL", toolchain_spec="tinycc==0.3",
+                           toolchain={"triton": "3.6.0"}))  # fmt: skip
+    held = record(target="cpu:interpreter", outcome="PASS", toolchain_spec="tinycc==0.2",
+                  toolchain={"triton": "3.6.0"})  # fmt: skip
+    (request,) = bisect_requests(
+        Changes(new_fail=[change]), [RunResults(items=[held])], {}, {"tinycc": "file:///x"}
+    )
     assert (request["good"], request["bad"], request["repository"]) == (
         "tinycc==0.2",
         "tinycc==0.3",
         "file:///x",
     )
-    default = {**held, "toolchain_spec": None}
-    assert bisect_requests(Changes(new_fail=[change]), [{"items": [default]}], {}) == []
-    local = Change(change.key, "FAIL", "PASS", {"toolchain_spec": "/wheels/tinycc-0.3-py3-none-any.whl"})
-    assert bisect_requests(Changes(new_fail=[local]), [{"items": [held]}], {}) == []
+    default = held.model_copy(update={"toolchain_spec": None})
+    assert bisect_requests(Changes(new_fail=[change]), [RunResults(items=[default])], {}) == []
+    wheel = "/wheels/tinycc-0.3-py3-none-any.whl"
+    wheel = record(target="cpu:interpreter", outcome="FAIL", toolchain_spec=wheel)
+    local = Change(change.key, "FAIL", "PASS", wheel)
+    assert bisect_requests(Changes(new_fail=[local]), [RunResults(items=[held])], {}) == []
 
 
 def test_a_runner_toolchain_reaches_pytest_and_must_be_one_requirement(tmp_path: Path) -> None:

@@ -215,11 +215,10 @@ def work(command: BotCommand, corpus: Path, out: Path, matrix_path: Path | None 
     if command.verb == "bisect" and results.exists():
         return done.returncode in (0, 1), results.read_text()
     if command.verb == "run" and results.exists():
-        items = load_results(results)["items"]  # checked against the item record
         rows = ["| expectation | target | outcome | detail |", "|---|---|---|---|"]
-        for item in items:
-            detail = (item.get("message") or "")[:200].replace("|", "\\|").replace("\n", " ")
-            rows.append(f"| `{item['expectation']}` | `{item['target']}` | {item['outcome']} | {detail} |")
+        for item in load_results(results).items:
+            detail = (item.message or "")[:200].replace("|", "\\|").replace("\n", " ")
+            rows.append(f"| `{item.expectation}` | `{item.target}` | {item.outcome.value} | {detail} |")
         return done.returncode in (0, 1), "\n".join(rows)
     ran = done.returncode in (0, 1) and results.exists()
     return ran, f"exit {done.returncode}\n\n" + fenced(tail)

@@ -23,7 +23,8 @@ from kregress.bisect.github.client import IssueRef, Reporter, ReportError, issue
 from kregress.errors import ExitCode
 from kregress.judge import Outcome
 from kregress.markdown import fenced
-from kregress.results import built_commits, report_name
+from kregress.record import ItemRecord
+from kregress.results import ChangeEntry, ResultsError, built_commits, load_changes, load_results, report_name
 
 
 def target_of(text: str, repository: str | None) -> IssueRef:
@@ -35,52 +36,56 @@ def target_of(text: str, repository: str | None) -> IssueRef:
 
 
 def xpass_reports(
-    results: dict[str, Any], refused: list[str] | None = None
+    items: list[ItemRecord], refused: list[str] | None = None
 ) -> list[tuple[IssueRef, str, str]]:
     """A "looks fixed" note per XPASS; an item whose upstream link is no issue is left out and
     said in `refused`, so one bad case does not cost the others their notes."""
     reports = []
-    for item in results.get("items", []):
-        if item.get("outcome") != Outcome.XPASS or not item.get("upstream"):
+    for item in items:
+        if item.outcome != Outcome.XPASS or not item.upstream:
             continue
-        versions = ", ".join(f"{k} {v}" for k, v in sorted((item.get("toolchain") or {}).items()))
+        versions = ", ".join(f"{k} {v}" for k, v in sorted((item.toolchain or {}).items()))
         body = (
-            f"### kregress: `{item['case']}` looks fixed\n\n"
-            f"`{item['expectation']}` on `{item['target']}` now passes ({versions or 'toolchain unknown'}), "
+            f"### kregress: `{item.case}` looks fixed\n\n"
+            f"`{item.expectation}` on `{item.target}` now passes ({versions or 'toolchain unknown'}), "
             "though the corpus lists it as known bad for this issue.\n\n"
-            f"{fenced(item.get('message', ''))}\n\n"
+            f"{fenced(item.message or '')}\n\n"
             "If the fix is intended, this issue can be closed and the case's `known_bad` entry updated."
         )
         try:
-            target = issue_of(item["upstream"])
+            target = issue_of(item.upstream)
         except ReportError as exc:
             if refused is None:
                 raise
-            refused.append(f"{item['case']} / {item['expectation']} on {item['target']}: {exc}; not posted")
+            refused.append(f"{item.case} / {item.expectation} on {item.target}: {exc}; not posted")
             continue
-        reports.append((target, f"xpass:{item['case']}:{item['target']}", body))
+        reports.append((target, f"xpass:{item.case}:{item.target}", body))
     return reports
 
 
-def regressions_report(results: dict[str, Any], reports: Path | None) -> str | None:
+def regressions_report(path: Path, reports: Path | None) -> str | None:
     """The FAILs of a results file, or only the new ones of a `kregress compare --json` file,
     each followed by its bisect report when the reports folder has one."""
-    lost: list[dict[str, Any]] = []
-    fixed: list[dict[str, Any]] = []
-    if "kregress_changes" in results:
-        failed, title = results.get("new_fail", []), "new failures"
-        lost = results.get("lost_coverage", [])
-        fixed = [f for f in results.get("fixed", []) if str(f.get("line", "")).endswith("@")]
+    document = json.loads(path.read_text())
+    lost: list[ChangeEntry] = []
+    fixed: list[ChangeEntry] = []
+    failed: list[ChangeEntry] | list[ItemRecord]
+    if isinstance(document, dict) and "kregress_changes" in document:
+        changes = load_changes(document, path)
+        failed, title = changes["new_fail"], "new failures"
+        lost = changes["lost_coverage"]
+        fixed = [f for f in changes["fixed"] if f.line.endswith("@")]
     else:
-        failed, title = [i for i in results.get("items", []) if i.get("outcome") == Outcome.FAIL], "failures"
+        failed, title = [i for i in load_results(path).items if i.outcome == Outcome.FAIL], "failures"
     if not failed and not lost and not fixed:
         return None
     lines = [f"### kregress nightly: {title if failed else 'lost coverage' if lost else 'fixed'}", ""]
     if failed:
         lines += ["| case | expectation | target | failure |", "|---|---|---|---|"]
     for item in failed:
-        lines.append(f"| `{item['case']}` | `{item['expectation']}` | `{item['target']}` | "
-                     f"{item.get('failure_kind') or ''} |")  # fmt: skip
+        lines.append(
+            f"| `{item.case}` | `{item.expectation}` | `{item.target}` | {item.failure_kind or ''} |"
+        )
     if lost:
         heading = f"**Lost coverage: {len(lost)}** item(s) that held are judged no more (SKIP, ERROR):"
         lines += [
@@ -90,24 +95,20 @@ def regressions_report(results: dict[str, Any], reports: Path | None) -> str | N
             "| case | expectation | target | was → now | why |",
             "|---|---|---|---|---|",
         ]
-        for item in lost:
-            why = next(iter(str(item.get("message") or "").splitlines()), "").replace("|", "\\|")[:200]
-            lines.append(f"| `{item['case']}` | `{item['expectation']}` | `{item['target']}` | "
-                         f"{item.get('was')} → {item.get('now')} | {why} |")  # fmt: skip
+        for change in lost:
+            why = next(iter(change.message.splitlines()), "").replace("|", "\\|")[:200]
+            lines.append(f"| `{change.case}` | `{change.expectation}` | `{change.target}` | "
+                         f"{change.was} → {change.now} | {why} |")  # fmt: skip
     if fixed:
         lines += ["", f"**Fixed on a branch head: {len(fixed)}** item(s) that failed pass again:", "",
                   "| case | expectation | target | fixed by one of |", "|---|---|---|---|"]  # fmt: skip
-        for item in fixed:
+        for change in fixed:
             lines.append(
-                f"| `{item['case']}` | `{item['expectation']}` | `{item['target']}` | {fixing_range(item)} |"
+                f"| `{change.case}` | `{change.expectation}` | `{change.target}` | {fixing_range(change)} |"
             )
     for item in failed:
-        lines += [
-            "",
-            f"**{item['case']} / {item['expectation']} on {item['target']}**",
-            fenced(item.get("message", "")),
-        ]
-        candidates = [report_name(item["case"], item["target"]), f"{item['case']}.md"] if reports else []
+        lines += ["", f"**{item.case} / {item.expectation} on {item.target}**", fenced(item.message or "")]
+        candidates = [report_name(item.case, item.target), f"{item.case}.md"] if reports else []
         bisected = next((reports / name for name in candidates if (reports / name).exists()), None)
         if bisected:
             lines += ["", bisected.read_text()]
@@ -152,9 +153,9 @@ def culprit_report(
     return [(IssueRef(repository, int(found["pr"])), key, "\n".join(lines))]
 
 
-def fixing_range(item: dict[str, Any]) -> str:
+def fixing_range(change: ChangeEntry) -> str:
     """The commits after the last build where it failed, up to tonight's (a head's fix)."""
-    before, now = built_commits({"toolchain": item.get("was_toolchain")}), built_commits(item)
+    before, now = built_commits(change.was_toolchain), built_commits(change.toolchain)
     ranges = [f"{package} `{before[package][:12]}..{commit[:12]}`" for package, commit in sorted(now.items())
               if package in before]  # fmt: skip
     return ", ".join(ranges) or "the commits since the last night (not recorded)"
@@ -172,13 +173,12 @@ def command_comment(args: argparse.Namespace) -> ExitCode:
             upstream = args.repo or repository_slug(args.repository or "")
             posts = culprit_report(culprit, args.report, upstream)
         else:
-            results = json.loads(args.results.read_text())
             if args.comment_command == "xpass":
-                posts = xpass_reports(results, refused)
+                posts = xpass_reports(load_results(args.results).items, refused)
             else:
-                body = regressions_report(results, args.reports)
+                body = regressions_report(args.results, args.reports)
                 posts = [(target_of(args.on, repository), "nightly-regressions", body)] if body else []
-    except (OSError, json.JSONDecodeError, ReportError) as exc:
+    except (OSError, json.JSONDecodeError, ReportError, ResultsError) as exc:
         print(f"kregress comment: {exc}", file=sys.stderr)
         return ExitCode.USAGE
     for reason in refused:

@@ -465,9 +465,10 @@ class Locator:
         run = CaseRun(self.corpus, self.name, kind, target, timeout=self.timeout)
         try:
             observation = run.observe(release)
-            outcome = Outcome(next(iter(observation.outcomes.values()), Outcome.SKIP))
-            message = next(iter(observation.messages.values()), "")
-            failure_kind = next(iter(observation.failure_kinds.values()), None)
+            record = next(iter(observation.records.values()), None)
+            outcome = record.outcome if record else Outcome.SKIP
+            message = (record.message if record else None) or ""
+            failure_kind = record.failure_kind if record else None
         except InfrastructureError as exc:
             outcome, message = Outcome.SKIP, f"could not be judged: {str(exc).splitlines()[0]}"
             failure_kind = None

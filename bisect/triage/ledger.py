@@ -46,22 +46,22 @@ class LedgerEntry:
 
     @classmethod
     def of(cls, run: CaseRun, toolchain: str | None, observation: Observation) -> LedgerEntry:
+        records = observation.records
         messages = {
-            item: (observation.messages.get(item) or "").splitlines()[0][:MESSAGE_CHARS]
-            for item, outcome in observation.outcomes.items()
-            if outcome != Outcome.PASS and observation.messages.get(item)
+            item: record.message.splitlines()[0][:MESSAGE_CHARS]
+            for item, record in records.items()
+            if record.outcome != Outcome.PASS and record.message
         }
-        return cls(run.case, toolchain or "matrix", run.target, dict(observation.outcomes),
-                   dict(observation.failure_kinds), messages, dict(observation.versions))  # fmt: skip
+        return cls(run.case, toolchain or "matrix", run.target,
+                   {item: record.outcome.value for item, record in records.items()},
+                   {item: record.failure_kind for item, record in records.items()},
+                   messages, observation.versions)  # fmt: skip
 
     def observation(self) -> Observation:
         from kregress.bisect.judging import Observation
 
-        return Observation(
-            outcomes=dict(self.outcomes),
-            failure_kinds=dict(self.failure_kinds),
-            messages=dict(self.messages),
-            versions=dict(self.versions),
+        return Observation.from_parts(
+            self.outcomes, self.failure_kinds, self.messages, versions=self.versions, case=self.case
         )
 
     def shown(self) -> str:

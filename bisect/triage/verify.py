@@ -38,9 +38,9 @@ from kregress.bisect.judging import (
     Memo,
     Observation,
     RegressOn,
-    item_verdict,
     items_verdict,
     judgement_key,
+    record_verdict,
 )
 from kregress.bisect.search import PointVerdict
 from kregress.bisect.triage.ledger import LEDGER_NAME, Ledger, LedgerEntry, LedgerError
@@ -48,6 +48,7 @@ from kregress.errors import ExitCode
 from kregress.judge import Outcome
 from kregress.manifest import Case, load_case
 from kregress.matrix import load_matrix
+from kregress.record import ItemRecord
 from kregress.schema import SchemaError, read_toml
 from kregress.toolchains import ToolchainError
 
@@ -84,14 +85,14 @@ class Verification:
         return "; ".join(self.problems + failed) or (f"guard: {self.guard}" if not self.checks else "")
 
 
-def must_fail_items(case: Case, observation: Observation, target: str) -> dict[str, str]:
+def must_fail_items(case: Case, observation: Observation, target: str) -> dict[str, ItemRecord]:
     wanted = case.manifest.must_fail()
-    return {name: outcome for name, outcome in observation.outcomes.items()
-            if name.rsplit("[", 1)[0] in wanted and name.endswith(f"[{target}]")}  # fmt: skip
+    return {name: record for name, record in observation.records.items()
+            if record.expectation in wanted and record.target == target}  # fmt: skip
 
 
-def short(outcomes: dict[str, str]) -> str:
-    return ", ".join(f"{name.rsplit('[', 1)[0]} {outcome}" for name, outcome in sorted(outcomes.items()))
+def short(records: dict[str, ItemRecord]) -> str:
+    return ", ".join(f"{r.expectation} {r.outcome.value}" for _, r in sorted(records.items()))
 
 
 def judge_bad(case: Case, observation: Observation, toolchain: str, target: str) -> Check:
@@ -102,11 +103,11 @@ def judge_bad(case: Case, observation: Observation, toolchain: str, target: str)
         return Check(
             "bad", toolchain, target, "no item", False, "none of the bug's expectations applies here"
         )
-    verdicts = items_verdict(items, observation.failure_kinds, RegressOn.FAIL)
+    verdicts = items_verdict(items, RegressOn.FAIL)
     held = [n for n, v in verdicts.items() if v != PointVerdict.BAD]
     why = f"{', '.join(held)} did not FAIL under the compiler that has the bug" if held else ""
-    errors = [f"{n} ERROR: {(observation.messages.get(n) or '').partition(chr(10))[0]}"
-              for n in held if items[n] == Outcome.ERROR]  # fmt: skip
+    errors = [f"{n} ERROR: {(items[n].message or '').partition(chr(10))[0]}"
+              for n in held if items[n].outcome == Outcome.ERROR]  # fmt: skip
     if errors:
         why += f" ({'; '.join(errors)})"
     return Check("bad", toolchain, target, short(items), not held, why)
@@ -116,9 +117,10 @@ def judge_good(case: Case, observation: Observation, toolchain: str, target: str
     """The good end: no item of the case is bad under the one rule, none is an ERROR (a case that
     cannot run there shows nothing), and some item of the bug's expectations is good."""
     items = must_fail_items(case, observation, target)
-    here = {n: o for n, o in observation.outcomes.items() if n.endswith(f"[{target}]")}
-    verdicts = items_verdict(here, observation.failure_kinds, RegressOn.FAIL)
-    broken = [f"{n} {o}" for n, o in here.items() if verdicts[n] == PointVerdict.BAD or o == Outcome.ERROR]
+    here = {n: r for n, r in observation.records.items() if r.target == target}
+    verdicts = items_verdict(here, RegressOn.FAIL)
+    broken = [f"{n} {r.outcome.value}" for n, r in here.items()
+              if verdicts[n] == PointVerdict.BAD or r.outcome == Outcome.ERROR]  # fmt: skip
     if not items:
         return Check(
             "good", toolchain, target, "no item", False, "none of the bug's expectations applies here"
@@ -132,7 +134,7 @@ def judge_good(case: Case, observation: Observation, toolchain: str, target: str
 def xpass_problems(observation: Observation, toolchain: str) -> list[str]:
     """A known_bad entry that matches an item which PASSes: its range or targets are wrong."""
     return [f"under {toolchain}, {name} is XPASS: a known_bad entry covers an item that passes"
-            for name, outcome in observation.outcomes.items() if outcome == Outcome.XPASS]  # fmt: skip
+            for name, record in observation.records.items() if record.outcome == Outcome.XPASS]  # fmt: skip
 
 
 class Verifier:
@@ -240,11 +242,11 @@ class Verifier:
                 observation = self.observe(CaseRun(Path(tmp), case.id, None, target, self.matrix_path), None)
                 result.problems += xpass_problems(observation, "the matrix's toolchain")
                 for control_name, (own, stand_in) in stand_ins.items():
-                    mine = observation.outcomes.get(f"{control_name}[{target}]")
-                    theirs = observation.outcomes.get(f"{own}[{target}]")
+                    control = observation.records.get(f"{control_name}[{target}]")
+                    mine = control.outcome.value if control else None
+                    theirs = observation.outcome(f"{own}[{target}]")
                     outcome = f"{own}: {mine} with {stand_in}, {theirs} as written"
-                    kind = observation.failure_kinds.get(f"{control_name}[{target}]")
-                    bad = item_verdict(mine or "", kind, RegressOn.FAIL) == PointVerdict.BAD
+                    bad = control is not None and record_verdict(control, RegressOn.FAIL) == PointVerdict.BAD
                     shows = bad and theirs == Outcome.PASS
                     why = "" if shows else (
                         f"the control must FAIL (it is {mine}) while the case's own PASSes (it is {theirs})"

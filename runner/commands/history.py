@@ -37,16 +37,16 @@ def command_history_add(args: argparse.Namespace) -> ExitCode:
         batches = [(document, str(source)) for document, source in zip(documents, args.results, strict=True)]
     for document, source in batches:
         run_id = store(path, document, source=source)
-        print(f"stored run {run_id} ({len(document['items'])} items) from {source} in {path}")
+        print(f"stored run {run_id} ({len(document.items)} items) from {source} in {path}")
     return ExitCode.OK
 
 
 def command_history_runs(args: argparse.Namespace) -> ExitCode:
     for run in recent_runs(history_file(args), args.limit):
-        counts = Counter(item["outcome"] for item in run["items"])
+        counts = Counter(item.outcome.value for item in run.items)
         shown = ", ".join(f"{n} {o}" for o, n in sorted(counts.items()))
-        started = time.strftime("%Y-%m-%d %H:%M", time.gmtime(run["started"]))
-        print(f"{run['id']:5}  {started}  {run['runner'] or '?':14} {shown}")
+        started = time.strftime("%Y-%m-%d %H:%M", time.gmtime(run.started or 0))
+        print(f"{run.id:5}  {started}  {run.runner or '?':14} {shown}")
     return ExitCode.OK
 
 

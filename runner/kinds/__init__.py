@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Annotated, Any, Union, get_args
+from typing import Annotated, Union, get_args
 
 from pydantic import Field
 
 from kregress.kinds.base import CompiledExpectation, ExpectationBase, Plan
+from kregress.record import ItemRecord
 
 
 def discover() -> dict[str, type[ExpectationBase]]:
@@ -43,14 +44,14 @@ def kind_named(kind: str | None) -> type[ExpectationBase] | None:
     return REGISTRY.get(kind or "")
 
 
-def figure(item: dict[str, Any]) -> str:
+def figure(item: ItemRecord) -> str:
     """A result record's measured value next to its limit, as its kind shows it; "" when the record
     has none or is from an older kregress whose fields do not fit."""
-    kind, measured = kind_named(item.get("kind")), item.get("measured")
+    kind, measured = kind_named(item.kind), item.measured
     if kind is None or not measured:
         return ""
     try:
-        return kind.figure(measured, item.get("limit"))
+        return kind.figure(measured, item.limit)
     except (AttributeError, KeyError, StopIteration, TypeError, ValueError):
         return ""
 
