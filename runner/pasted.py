@@ -289,14 +289,14 @@ TILELANG_PACKAGES = ("tilelang", "tvm", "tvm_ffi")
 
 
 def raised_in_packages(exc: BaseException, packages: tuple[str, ...]) -> bool:
-    """Whether the innermost frame of the exception's traceback that is a file is in one of these
-    packages (a C++ error surfaces through frames that are not: `<unknown>`, Cython's `.pxi`)."""
+    """Whether the compiler's own packages raised it (kregress.adapters.raised_within)."""
     import importlib.util
+
+    from kregress.adapters import raised_within
 
     roots = []
     for name in packages:
         spec = importlib.util.find_spec(name) if name not in sys.modules else sys.modules[name].__spec__
         if spec is not None and spec.submodule_search_locations:
             roots += [Path(location).resolve() for location in spec.submodule_search_locations]
-    files = [Path(f.filename) for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename).is_file()]
-    return bool(files) and any(files[-1].resolve().is_relative_to(root) for root in roots)
+    return raised_within(exc, roots)
