@@ -127,7 +127,7 @@ class Point:
 
     def shown(self) -> str:
         lines = self.message.splitlines()[:2]  # a compile error's second line names the error
-        return f"{self.release} on {self.target}: {self.outcome} {' | '.join(lines)[:240]}"
+        return f"{self.release} on {self.target}: {Outcome(self.outcome).value} {' | '.join(lines)[:240]}"
 
 
 @dataclass

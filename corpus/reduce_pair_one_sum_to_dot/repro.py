@@ -9,8 +9,9 @@ wheels fail the pass pipeline (`PassManager::run failed`, 3.5.0 to 3.8.0) or abo
 `replaceOp` ("ops have different number of results", 3.0.0 to 3.4.0); 3.9.0 leaves a
 multi-result reduction alone.
 
-The twin (`two_sums`) reduces the same pair with a combine of two adds, which the pattern never
-matched: it compiles in every release, so a FAIL of `one_sum` is the rewrite, not the reduction.
+The twin (`two_sums`, the same kernel with `ONE_SUM=False`) reduces the same pair with a combine of
+two adds, which the pattern never matched: it compiles in every release, so a FAIL of `one_sum` is
+the rewrite, not the reduction.
 Inputs are small integers, so the sums are exact however the product is computed (TF32 included).
 """
 
@@ -35,38 +36,29 @@ def a_sum_each(left_acc, right_acc, left_item, right_item):
 
 
 @triton.jit
-def _products(a_ptr, b_ptr, ROWS: tl.constexpr, INNER: tl.constexpr, COLS: tl.constexpr):
+def pair_sum_kernel(
+    a_ptr,
+    b_ptr,
+    sum_ptr,
+    twice_ptr,
+    ROWS: tl.constexpr,
+    INNER: tl.constexpr,
+    COLS: tl.constexpr,
+    ONE_SUM: tl.constexpr,
+):
     rows = tl.arange(0, ROWS)
     inner = tl.arange(0, INNER)
     cols = tl.arange(0, COLS)
     a = tl.load(a_ptr + rows[:, None] * INNER + inner[None, :])
     b = tl.load(b_ptr + inner[:, None] * COLS + cols[None, :])
-    return a[:, :, None] * b[None, :, :]
-
-
-@triton.jit
-def _store_pair(sum_ptr, twice_ptr, first, second, ROWS: tl.constexpr, COLS: tl.constexpr):
-    offsets = tl.arange(0, ROWS)[:, None] * COLS + tl.arange(0, COLS)[None, :]
+    product = a[:, :, None] * b[None, :, :]
+    if ONE_SUM:  # the bug's shape
+        first, second = tl.reduce((product, product), axis=1, combine_fn=one_sum_for_both)
+    else:  # the twin: two adds, which the rewrite never matched
+        first, second = tl.reduce((product, product), axis=1, combine_fn=a_sum_each)
+    offsets = rows[:, None] * COLS + cols[None, :]
     tl.store(sum_ptr + offsets, first)
     tl.store(twice_ptr + offsets, first + second)
-
-
-@triton.jit
-def one_sum_kernel(
-    a_ptr, b_ptr, sum_ptr, twice_ptr, ROWS: tl.constexpr, INNER: tl.constexpr, COLS: tl.constexpr
-):
-    product = _products(a_ptr, b_ptr, ROWS, INNER, COLS)
-    first, second = tl.reduce((product, product), axis=1, combine_fn=one_sum_for_both)
-    _store_pair(sum_ptr, twice_ptr, first, second, ROWS, COLS)
-
-
-@triton.jit
-def two_sums_kernel(
-    a_ptr, b_ptr, sum_ptr, twice_ptr, ROWS: tl.constexpr, INNER: tl.constexpr, COLS: tl.constexpr
-):
-    product = _products(a_ptr, b_ptr, ROWS, INNER, COLS)
-    first, second = tl.reduce((product, product), axis=1, combine_fn=a_sum_each)
-    _store_pair(sum_ptr, twice_ptr, first, second, ROWS, COLS)
 
 
 def inputs() -> tuple[torch.Tensor, torch.Tensor]:
@@ -76,7 +68,7 @@ def inputs() -> tuple[torch.Tensor, torch.Tensor]:
     return a, b
 
 
-def operands(device: str = "cpu") -> dict:
+def operands(device: str = "cpu", one_sum: bool = True) -> dict:
     a, b = inputs()
     return {
         "a_ptr": a.to(device),
@@ -86,16 +78,17 @@ def operands(device: str = "cpu") -> dict:
         "ROWS": ROWS,
         "INNER": INNER,
         "COLS": COLS,
+        "ONE_SUM": one_sum,
     }
 
 
-one_sum = TritonKernel(one_sum_kernel, args=operands)
-two_sums = TritonKernel(two_sums_kernel, args=operands)
+one_sum = TritonKernel(pair_sum_kernel, args=operands)
+two_sums = TritonKernel(pair_sum_kernel, args=lambda: operands(one_sum=False))
 
 
-def check(kernel, device: str):
-    args = operands(device)
-    kernel[(1,)](**args)
+def check(one_sum: bool, device: str):
+    args = operands(device, one_sum)
+    pair_sum_kernel[(1,)](**args)
     a, b = inputs()
     expected = (a.double() @ b.double()).reshape(-1).numpy()
     actual = {
@@ -106,8 +99,8 @@ def check(kernel, device: str):
 
 
 def check_one_sum(device: str):
-    return check(one_sum_kernel, device)
+    return check(True, device)
 
 
 def check_two_sums(device: str):
-    return check(two_sums_kernel, device)
+    return check(False, device)
