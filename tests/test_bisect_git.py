@@ -100,13 +100,14 @@ def test_the_posterior_search_finds_the_culprit_with_a_noise_model_from_the_hist
     passes on bad code; the search asks again where a FAIL may be a lie and names the culprit with
     the mass it holds."""
     from kregress.history import store
+    from kregress.record import RunResults
 
     repo, shas = make_repo(tmp_path / "tinycc")
     history = tmp_path / "history.sqlite"
     for outcome in ["PASS"] * 8 + ["FAIL"] * 2:
         item = {"case": "tiny", "expectation": "numerics", "target": "cpu:interpreter", "outcome": outcome,
                 "toolchain": {"triton": "3.6.0"}}  # fmt: skip
-        store(history, {"kregress": 1, "items": [item]})
+        store(history, RunResults.model_validate({"items": [item]}))
     report = tmp_path / "report.md"
     args = ("--repo", str(repo.working_dir), "--good", shas[0], "--bad", shas[7], "--search", "posterior",
             "--history", str(history), "-e", "numerics", "--markdown", str(report))  # fmt: skip

@@ -282,3 +282,11 @@ def test_a_head_that_regressed_and_was_fixed_is_no_flake_but_one_compiler_flippi
     same = [run_of({"items": [head_item(o, "a" * 40)]}, started=i) for i, o in enumerate(("PASS", "FAIL"))]
     flaky = compare(run_of({"items": [head_item("PASS", "a" * 40)]}), same)
     assert len(flaky.flaky) == 1 and not flaky.fixed
+
+
+def test_the_merged_run_compare_writes_is_a_results_file_history_reads(tmp_path: Path) -> None:
+    """The nightly stores tonight's merged run from `compare --merged`: it once lacked the field that
+    marks a kregress results file, and `history add` refused it."""
+    merged = tmp_path / "tonight.json"
+    assert main(["compare", *map(str, TONIGHT), "--merged", str(merged)]) in (0, 1)
+    assert main(["history", "add", str(merged), "--history", str(tmp_path / "h.sqlite")]) == 0

@@ -39,7 +39,8 @@ def command_compare(args: argparse.Namespace) -> ExitCode:
     markdown = render_changes(changes)
     print(markdown)
     if args.merged:
-        write_output(args.merged, json.dumps(current.model_dump(mode="json", exclude_unset=True), indent=2))
+        merged = {"kregress": current.kregress, **current.model_dump(mode="json", exclude_unset=True)}
+        write_output(args.merged, json.dumps(merged, indent=2))  # a results file `history add` reads
     if args.json:
         write_output(args.json, json.dumps(changes.as_dict(), indent=2))
     if args.markdown:
