@@ -79,10 +79,6 @@ class Observation:
         record = self.records.get(item)
         return record.outcome.value if record else None
 
-    def message(self, item: str) -> str:
-        record = self.records.get(item)
-        return (record.message or "") if record else ""
-
     @property
     def versions(self) -> dict[str, str]:
         """What the child reported it judged with, over every item."""

@@ -114,7 +114,7 @@ def test_a_pasted_repro_cut_short_is_the_drafts_error_and_never_proven(tmp_path:
     write_draft(folder, issue, Evidence(CUT_SHORT, 1, "RuntimeError", "triton"))
     observation = CaseRun(tmp_path / "corpus", folder.name, "runs", "cpu:interpreter").observe(None)
     assert {name: r.outcome for name, r in observation.records.items()} == {"runs[cpu:interpreter]": "ERROR"}
-    message = observation.message("runs[cpu:interpreter]")
+    message = observation.records["runs[cpu:interpreter]"].message or ""
     assert "pasted.py's own code fails at" in message and "pasted.py:13: SyntaxError" in message
     check = judge_bad(load_case(folder / "case.toml"), observation, "triton==3.6.0", "cpu:interpreter")
     assert not check.ok
