@@ -4,8 +4,11 @@ nothing."""
 
 from __future__ import annotations
 
+import json
 import shlex
+from pathlib import Path
 
+from pydantic import BaseModel, ConfigDict, Field
 from rich.table import Table
 
 from kregress.bisect.bisection import MAX_EXCERPT, Level, Point
@@ -16,6 +19,42 @@ from kregress.code_identity import first_difference as first_code_difference
 from kregress.code_identity import order_of
 from kregress.markdown import fenced
 from kregress.pass_trace import aligned, first_difference
+from kregress.schema import SchemaError, parse
+
+
+class CulpritCommit(BaseModel):
+    """The one commit a commit-level bisect blamed, with the pull request its subject names."""
+
+    model_config = ConfigDict(extra="forbid")
+    commit: str
+    subject: str = ""
+    pr: int | None = None
+    pins_moved: list[str] = Field(default_factory=list, description="pinned dependencies it also moves")
+
+
+class CulpritFile(BaseModel):
+    """What `kregress bisect --culprit-json` writes and `kregress comment culprit` reads: the one
+    file between the search and the bot, so both sides agree on its fields."""
+
+    model_config = ConfigDict(extra="forbid")
+    case: str
+    expectation: str | None = None
+    target: str | None = None
+    good: str
+    bad: str
+    culprit: CulpritCommit | None = None
+    why_none: str | None = Field(default=None, description="why no single culprit commit is named")
+
+    @classmethod
+    def load(cls, path: Path) -> CulpritFile:
+        """The file read back; SchemaError naming the file and each field that does not fit."""
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            raise SchemaError(path, [f"cannot be read as JSON: {exc}"]) from None
+        if not isinstance(data, dict):
+            raise SchemaError(path, ["not a culprit file: `kregress bisect --culprit-json` writes an object"])
+        return parse(cls, path, data)
 
 
 def boundary_points(level: Level) -> tuple[Point, Point] | None:

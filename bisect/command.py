@@ -21,14 +21,20 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
 
-from kregress.bisect.bisect_report import markdown, pass_section, points_table, suspect_items
+from kregress.bisect.bisect_report import (
+    CulpritCommit,
+    CulpritFile,
+    markdown,
+    pass_section,
+    points_table,
+    suspect_items,
+)
 from kregress.bisect.bisection import (
     Bisection,
     Level,
@@ -164,7 +170,7 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
     if args.markdown:
         args.markdown.write_text(text + "\n")
     if args.culprit_json:
-        args.culprit_json.write_text(json.dumps(culprit_record(args, levels[-1]), indent=1) + "\n")
+        args.culprit_json.write_text(culprit_record(args, levels[-1]).model_dump_json(indent=1) + "\n")
     return ExitCode.OK if levels[-1].exact else ExitCode.NOT_FOUND
 
 
@@ -287,24 +293,24 @@ def commit_builder(args: argparse.Namespace) -> BuildCache:
     return BuildCache(args.repo, BuildRecipe.of(entry, args.build_cmd), name=package)
 
 
-def culprit_record(args: argparse.Namespace, level: Level) -> dict[str, object]:
+def culprit_record(args: argparse.Namespace, level: Level) -> CulpritFile:
     """What a bot needs to tell the culprit's PR: the culprit commit and its PR, only when the
     search found exactly one commit that is no suspect (a range, a release or a suspect: none)."""
-    record: dict[str, object] = {"case": args.case, "expectation": args.expectation, "target": args.target,
-                                 "good": args.good, "bad": args.bad, "culprit": None}  # fmt: skip
+    record = CulpritFile(case=args.case, expectation=args.expectation, target=args.target,
+                         good=args.good, bad=args.bad)  # fmt: skip
     culprit = level.culprit
     if not level.exact or culprit is None or culprit.commit is None or level.problems:
-        record["why_none"] = "; ".join(level.problems) or "no single culprit commit"
+        record.why_none = "; ".join(level.problems) or "no single culprit commit"
         return record
     suspect = suspect_items(level, args.regress)
     if suspect:
-        record["why_none"] = f"a suspect: {', '.join(suspect)} generate the same code on both sides"
+        record.why_none = f"a suspect: {', '.join(suspect)} generate the same code on both sides"
         return record
     builder = level.bisection.builder
-    record["culprit"] = {
-        "commit": culprit.commit, "subject": culprit.subject, "pr": culprit.pr,
-        "pins_moved": dependency_bumps(builder.repo, culprit.commit, builder.recipe.pins) if builder else [],
-    }  # fmt: skip
+    pins = dependency_bumps(builder.repo, culprit.commit, builder.recipe.pins) if builder else []
+    record.culprit = CulpritCommit(
+        commit=culprit.commit, subject=culprit.subject, pr=culprit.pr, pins_moved=pins
+    )
     return record
 
 

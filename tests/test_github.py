@@ -246,3 +246,17 @@ def test_the_culprit_is_told_once_on_its_pull_request_upstream(tmp_path: Path, c
         assert main([*command[:2], str(tmp_path / "range.json"), *command[3:]]) == 0
         assert "no culprit commit to tell: a range" in capsys.readouterr().out
         assert len(github.writes()) == writes
+
+
+def test_a_culprit_file_bisect_did_not_write_is_refused_naming_the_field(tmp_path: Path, capsys) -> None:
+    """A hand-edited or truncated culprit file is a usage error naming the file and its field,
+    before anything is posted; never a comment with a missing commit."""
+    wrong = {"case": "tiny", "good": "kcc==1", "bad": "kcc==2", "culprit": {"subject": "F (#7)", "pr": 7}}
+    (tmp_path / "culprit.json").write_text(json.dumps(wrong))
+    command = ["comment", "culprit", str(tmp_path / "culprit.json"), "--repo", "example/kcc", "--dry-run"]
+    assert main(command) == 64
+    said = capsys.readouterr().err
+    assert f"{tmp_path / 'culprit.json'}:" in said and "culprit.commit: required field is missing" in said
+    (tmp_path / "culprit.json").write_text('{"case": "tiny", "good"')
+    assert main(command) == 64
+    assert "cannot be read as JSON" in capsys.readouterr().err

@@ -17,14 +17,15 @@ import os
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
+from kregress.bisect.bisect_report import CulpritFile
 from kregress.bisect.github.client import IssueRef, Reporter, ReportError, issue_of, safe_body
 from kregress.errors import ExitCode
 from kregress.judge import Outcome
 from kregress.markdown import fenced
 from kregress.record import ItemRecord
 from kregress.results import ChangeEntry, ResultsError, built_commits, load_changes, load_results, report_name
+from kregress.schema import SchemaError
 
 
 def target_of(text: str, repository: str | None) -> IssueRef:
@@ -122,35 +123,35 @@ def repository_slug(url: str) -> str | None:
 
 
 def culprit_report(
-    culprit: dict[str, Any], report: Path | None, repository: str | None
+    culprit: CulpritFile, report: Path | None, repository: str | None
 ) -> list[tuple[IssueRef, str, str]]:
     """One comment on the culprit's pull request (`kregress bisect --culprit-json`), keyed by case and
     target so a second night edits it; none when the bisect found no single culprit commit or the
     commit names no PR."""
-    found = culprit.get("culprit")
-    if not found:
-        print(f"kregress comment: no culprit commit to tell: {culprit.get('why_none', 'none found')}")
+    found = culprit.culprit
+    if found is None:
+        print(f"kregress comment: no culprit commit to tell: {culprit.why_none or 'none found'}")
         return []
-    if not found.get("pr"):
-        said = f"the culprit {found['commit'][:12]} names no pull request ({found['subject']!r})"
+    if found.pr is None:
+        said = f"the culprit {found.commit[:12]} names no pull request ({found.subject!r})"
         print(f"kregress comment: {said}")
         return []
     if not repository:
         raise ReportError("the culprit's repository is unknown: pass --repo owner/name")
-    where = f"`{culprit['case']}`" + (f" / `{culprit['expectation']}`" if culprit.get("expectation") else "")
-    where += f" on `{culprit['target']}`" if culprit.get("target") else ""
+    where = f"`{culprit.case}`" + (f" / `{culprit.expectation}`" if culprit.expectation else "")
+    where += f" on `{culprit.target}`" if culprit.target else ""
     lines = [
         f"### kregress: this pull request changed {where}",
         "",
-        f"Bisected between {culprit['good']} and {culprit['bad']}: the first bad commit is "
-        f"{found['commit']} ({found['subject']}).",
+        f"Bisected between {culprit.good} and {culprit.bad}: the first bad commit is "
+        f"{found.commit} ({found.subject}).",
     ]
-    if found.get("pins_moved"):
-        lines += ["", "It also moves a pinned dependency:", *(f"- {pin}" for pin in found["pins_moved"])]
+    if found.pins_moved:
+        lines += ["", "It also moves a pinned dependency:", *(f"- {pin}" for pin in found.pins_moved)]
     if report is not None:
         lines += ["", report.read_text()]
-    key = f"culprit:{culprit['case']}:{culprit.get('target') or ''}"
-    return [(IssueRef(repository, int(found["pr"])), key, "\n".join(lines))]
+    key = f"culprit:{culprit.case}:{culprit.target or ''}"
+    return [(IssueRef(repository, found.pr), key, "\n".join(lines))]
 
 
 def fixing_range(change: ChangeEntry) -> str:
@@ -169,7 +170,7 @@ def command_comment(args: argparse.Namespace) -> ExitCode:
         if args.comment_command == "post":
             posts = [(target_of(args.on, repository), args.key, args.body.read_text())]
         elif args.comment_command == "culprit":
-            culprit = json.loads(args.culprit.read_text())
+            culprit = CulpritFile.load(args.culprit)
             upstream = args.repo or repository_slug(args.repository or "")
             posts = culprit_report(culprit, args.report, upstream)
         else:
@@ -178,7 +179,7 @@ def command_comment(args: argparse.Namespace) -> ExitCode:
             else:
                 body = regressions_report(args.results, args.reports)
                 posts = [(target_of(args.on, repository), "nightly-regressions", body)] if body else []
-    except (OSError, json.JSONDecodeError, ReportError, ResultsError) as exc:
+    except (OSError, json.JSONDecodeError, SchemaError, ReportError, ResultsError) as exc:
         print(f"kregress comment: {exc}", file=sys.stderr)
         return ExitCode.USAGE
     for reason in refused:
