@@ -83,6 +83,21 @@ def test_a_ledger_entry_a_fresh_judgement_contradicts_fails_the_recheck(
     assert "vector-loads[cuda:sm_90] XFAIL, judged now" in said
 
 
+def test_drafts_of_import_are_left_out_of_a_ledger_check_of_the_whole_corpus(
+    corpus: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A working tree holds git-ignored drafts a fresh clone lacks: checking or rewriting the
+    ledger over the whole corpus leaves them out, saying so, instead of failing on their absence."""
+    assert verify(capsys, corpus, "--write-ledger")[0] == 0
+    shutil.copytree(corpus / "proven_control", corpus / "triton_7_draft")
+    code = main(["verify", "--corpus", str(corpus), "--check-ledger"])
+    said = capsys.readouterr().err
+    assert code == 0, said
+    assert "left out 1 draft(s) of kregress import (triton_7_draft)" in said and "LEDGER MISSING" not in said
+    code = main(["verify", "--corpus", str(corpus), "--check-ledger", "triton_7_draft"])
+    assert code == 1 and "LEDGER MISSING triton_7_draft" in capsys.readouterr().err  # named: judged
+
+
 def test_an_unreadable_ledger_names_its_file(corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (corpus / "verify-ledger.json").write_text('{"format": 1, "entries": {"x": {"case": 3}}}')
     code, said = verify(capsys, corpus)

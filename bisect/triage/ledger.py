@@ -30,6 +30,12 @@ LEDGER_NAME = "verify-ledger.json"  # beside the cases, in the corpus folder
 MESSAGE_CHARS = 300
 
 
+def is_draft(name: str) -> bool:
+    """A folder `kregress import` writes (NAME_draft, its reduction NAME_draft_reduced): git ignores
+    it, so a fresh clone has none, and the ledger committed with the corpus never holds one."""
+    return name.endswith(("_draft", "_draft_reduced"))
+
+
 class LedgerError(KregressError):
     """The ledger file cannot be read: a usage problem naming the file."""
 
