@@ -24,6 +24,10 @@ collect_ignore = ["corpora"]
 SLOW_DURATIONS = Path(__file__).parent / "slow_durations.json"
 
 
+def stored_durations() -> dict[str, float]:
+    return json.loads(SLOW_DURATIONS.read_text()) if SLOW_DURATIONS.exists() else {}
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--store-durations",
@@ -36,7 +40,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Slow tests longest first: xdist's workers then end together, instead of one running the
     last long test alone while the other waits. A slow test with no stored time counts as the
     longest (a new one is usually the slowest); fast tests keep their order, after the slow ones."""
-    known = json.loads(SLOW_DURATIONS.read_text()) if SLOW_DURATIONS.exists() else {}
+    known = stored_durations()
 
     def seconds(item: pytest.Item) -> float:
         return known.get(item.nodeid, math.inf) if item.get_closest_marker("slow") else 0.0
@@ -55,7 +59,7 @@ class DurationStore:
             self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
 
     def pytest_sessionfinish(self) -> None:
-        stored = json.loads(SLOW_DURATIONS.read_text()) if SLOW_DURATIONS.exists() else {}
+        stored = stored_durations()
         stored.update({nodeid: round(s, 1) for nodeid, s in self.seconds.items()})
         SLOW_DURATIONS.write_text(json.dumps(dict(sorted(stored.items())), indent=0) + "\n")
 
