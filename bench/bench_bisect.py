@@ -1,7 +1,8 @@
 """Bisect: predicate calls against N (the worst case over every boundary must equal
 ceil(log2(N+1))), rounds with -j K against ceil(log_{K+1}(N+1)), calls the cache-aware midpoint
 spends when some points are already built, and the per-point overhead of judging a case through
-the runner with a warm environment (a fresh pytest per point, as `kregress bisect` does).
+the runner with a warm environment (a fresh pytest per point, as `kregress bisect` does), with
+and without a fork server for the point's one job, as a ratio (a Triton case and a numpy-only one).
 
     .venv/bin/python bench/bench_bisect.py [--runs 3]
 """
@@ -56,15 +57,54 @@ def main() -> None:
         ]  # fmt: skip
         print(f"cache-aware, {share:.0%} built, N={n}: calls over the plain bound: max {max(extra)}, "
               f"mean {statistics.mean(extra):+.2f}")  # fmt: skip
-    with tempfile.TemporaryDirectory():
-        run = CaseRun(FIXTURE, "vector_add", "numerics-check_add", "cpu:interpreter")
-        times = []
-        for _ in range(args.runs):
-            started = time.perf_counter()
-            run.observe(None)
-            times.append(time.perf_counter() - started)
-        print(f"one point through the runner, warm environment: median {statistics.median(times):.2f} s "
-              f"over {args.runs} runs")  # fmt: skip
+    with tempfile.TemporaryDirectory() as folder:
+        numpy_only = Path(folder) / "numpy_only"
+        numpy_only.mkdir()
+        (numpy_only / "case.toml").write_text(NUMPY_CASE)
+        (numpy_only / "repro.py").write_text(NUMPY_REPRO)
+        for name, corpus, case, expectation in (
+            ("Triton kernel", FIXTURE, "vector_add", "numerics-check_add"),
+            ("numpy only", Path(folder), "numpy_only", "numerics"),
+        ):
+            fresh = CaseRun(corpus, case, expectation, "cpu:interpreter")
+            served = ForkServerAlways(corpus, case, expectation, "cpu:interpreter")
+            times: dict[str, list[float]] = {"fresh": [], "served": []}
+            for _ in range(args.runs):  # alternated, so a busy moment costs both alike
+                for label, run in (("fresh", fresh), ("served", served)):
+                    started = time.perf_counter()
+                    run.observe(None)
+                    times[label].append(time.perf_counter() - started)
+            fresh_s, served_s = (statistics.median(times[label]) for label in ("fresh", "served"))
+            print(f"one point of one item ({name}), warm environment: median {fresh_s:.2f} s in a "
+                  f"fresh interpreter (as bisect runs it), {served_s:.2f} s through a fork server: "
+                  f"ratio {fresh_s / served_s:.2f} over {args.runs} runs")  # fmt: skip
+
+
+NUMPY_CASE = """title = "a case whose repro needs numpy only"
+framework = "triton"
+[upstream]
+repo = "example/tinycc"
+issue = "https://github.com/example/tinycc/issues/1"
+[[expect]]
+name = "numerics"
+kind = "numerics"
+check = "check"
+rtol = 0
+atol = 0
+"""
+NUMPY_REPRO = """import numpy as np
+
+
+def check(device):
+    return np.arange(4.0) * 2, np.arange(4.0) * 2
+"""
+
+
+class ForkServerAlways(CaseRun):
+    """A point judged as before: its one job forked from a server that imported every framework."""
+
+    def command(self, toolchain: str | None, report: Path | None = None) -> list[str]:
+        return [part for part in super().command(toolchain, report) if part != "--no-fork-server"]
 
 
 if __name__ == "__main__":

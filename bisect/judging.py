@@ -190,7 +190,7 @@ class CaseRun:
 
     def selection(self) -> list[str]:
         manifest = self.corpus / self.case / "case.toml"
-        if self.expectation and self.target:
+        if self.one_item():
             return [f"{manifest}::{self.expectation}[{self.target}]"]
         chosen = [str(manifest)]
         if self.expectation:
@@ -229,7 +229,18 @@ class CaseRun:
             command.append("--trace-passes")
         if self.compile_first:
             command += ["--compile-first", self.compile_first]
+        if self.one_item():
+            # A fork server pays off from a process's second job on; for one it only adds, before
+            # it, the import of every framework's modules (numpy, torch, triton): 5-8 s on a
+            # 2-core machine for a case that needs none of them, nothing saved for one that needs
+            # them all. Either way the job runs in a process of its own and ends classified alike
+            # (tests/test_outcomes.py runs both).
+            command.append("--no-fork-server")
         return command
+
+    def one_item(self) -> bool:
+        """Whether the run judges a single item (one expectation on one target)."""
+        return bool(self.expectation and self.target)
 
     def observe(self, toolchain: str | None) -> Observation:
         with tempfile.TemporaryDirectory(prefix="kregress-bisect-") as folder:

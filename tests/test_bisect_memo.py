@@ -97,3 +97,14 @@ def test_an_unstable_perf_item_never_decides_a_bisect_step() -> None:
         outcomes={"perf-1k[cuda:device]": "UNSTABLE", "numerics[cuda:device]": "FAIL"}
     )
     assert observation_verdict(beside, "fail") == PointVerdict.BAD
+
+
+def test_a_point_of_one_item_starts_no_fork_server(tmp_path: Path) -> None:
+    """A fork server imports every framework's modules before its first job: for the one job of a
+    one-item point that is all cost, so such a point runs it in a fresh interpreter; a run of a
+    whole case on a target (several jobs, verify's) keeps the server."""
+    one = CaseRun(tmp_path, "scalar_mask", "numerics", "cpu:interpreter")
+    case_wide = CaseRun(tmp_path, "scalar_mask", None, "cpu:interpreter")
+    assert "--no-fork-server" in one.command("triton==3.2.0")
+    assert "--no-fork-server" not in case_wide.command("triton==3.2.0")
+    assert "--no-fork-server" not in CaseRun(tmp_path, "scalar_mask", "numerics", None).command(None)
