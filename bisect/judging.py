@@ -23,10 +23,12 @@ from kregress.bisect.search import PointVerdict
 from kregress.errors import KregressError
 from kregress.judge import Outcome
 from kregress.judging_code import judging_code_digest
+from kregress.manifest import load_case
 from kregress.matrix import load_matrix
 from kregress.paths import cache_root, write_atomically
 from kregress.record import ItemRecord
 from kregress.results import ResultsError, load_results
+from kregress.schema import SchemaError
 from kregress.toolchains import environment_identity
 
 RUN_TIMEOUT = 3600
@@ -190,7 +192,7 @@ class CaseRun:
 
     def selection(self) -> list[str]:
         manifest = self.corpus / self.case / "case.toml"
-        if self.one_item():
+        if self.expectation and self.target:
             return [f"{manifest}::{self.expectation}[{self.target}]"]
         chosen = [str(manifest)]
         if self.expectation:
@@ -239,8 +241,16 @@ class CaseRun:
         return command
 
     def one_item(self) -> bool:
-        """Whether the run judges a single item (one expectation on one target)."""
-        return bool(self.expectation and self.target)
+        """Whether the run judges a single item: one expectation named on one target, or a case of
+        one expectation judged on one target (verify's runs of a draft)."""
+        if not self.target:
+            return False
+        if self.expectation:
+            return True
+        try:
+            return len(load_case(self.corpus / self.case / "case.toml").expectations()) == 1
+        except (SchemaError, OSError):  # the run itself says what is wrong with the manifest
+            return False
 
     def observe(self, toolchain: str | None) -> Observation:
         with tempfile.TemporaryDirectory(prefix="kregress-bisect-") as folder:
