@@ -116,10 +116,24 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield url
 
 
+SHARED: dict[str, Path] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def shared_environments(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """One folder of toolchain environments for the imports of this module (per worker), as a
+    machine has one: an environment is keyed by its toolchain and its index, so a release is
+    installed once, not once per test; each import keeps a cache (and a memo) of its own besides."""
+    SHARED["envs"] = tmp_path_factory.mktemp("tinycc-envs")
+
+
 def run_import(
     tmp_path: Path, fake: FakeGitHub, index: str, url: str, *args: str
 ) -> subprocess.CompletedProcess:
     (tmp_path / "corpus").mkdir(exist_ok=True)
+    (tmp_path / "cache").mkdir(exist_ok=True)
+    if not (tmp_path / "cache" / "envs").exists():
+        (tmp_path / "cache" / "envs").symlink_to(SHARED["envs"], target_is_directory=True)
     env = {**os.environ, "GITHUB_API_URL": fake.url, "KREGRESS_INDEX_URL": index,
            "KREGRESS_CACHE_DIR": str(tmp_path / "cache")}  # fmt: skip
     env.pop("GITHUB_TOKEN", None)  # a public repository needs none
