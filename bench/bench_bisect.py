@@ -82,15 +82,8 @@ def main() -> None:
 
 NUMPY_CASE = """title = "a case whose repro needs numpy only"
 framework = "triton"
-[upstream]
-repo = "example/tinycc"
-issue = "https://github.com/example/tinycc/issues/1"
-[[expect]]
-name = "numerics"
-kind = "numerics"
-check = "check"
-rtol = 0
-atol = 0
+expect = [{ kind = "numerics", name = "numerics", check = "check", rtol = 0, atol = 0 }]
+upstream = { repo = "example/kernels", issue = "https://github.com/example/kernels/issues/1" }
 """
 NUMPY_REPRO = """import numpy as np
 
