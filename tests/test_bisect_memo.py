@@ -111,9 +111,7 @@ def test_a_point_of_one_item_starts_no_fork_server(tmp_path: Path) -> None:
     assert "--no-fork-server" not in CaseRun(corpus, "vector_add", "numerics-check_add", None).command(None)
     single = tmp_path / "one_expectation"  # a draft's manifest: one expectation, judged case-wide
     single.mkdir()
-    manifest = (corpus / "vector_add" / "case.toml").read_text()
-    (single / "case.toml").write_text(
-        manifest.split("[[expect]]")[0] + "[[expect]]" + manifest.split("[[expect]]")[1]
-    )
+    head, first, *_ = (corpus / "vector_add" / "case.toml").read_text().split("[[expect]]")
+    (single / "case.toml").write_text(f"{head}[[expect]]{first}")
     (single / "repro.py").write_text((corpus / "vector_add" / "repro.py").read_text())
     assert "--no-fork-server" in CaseRun(tmp_path, "one_expectation", None, "cpu:interpreter").command(None)
