@@ -221,6 +221,8 @@ class ForkServer:
             start_new_session=True,
         )
         self.buffer = b""
+        self.startup_timeout = startup_timeout
+        self.forked_at = 0.0
         if "ready" not in self.reply(startup_timeout):
             raise ForkServerGone("fork server did not start")
 
@@ -249,7 +251,12 @@ class ForkServer:
             self.process.stdin.flush()
         except BrokenPipeError:
             raise ForkServerGone("fork server exited") from None
-        pid = self.reply(60)["pid"]
+        try:  # before forking, the server imports what the job needs and it has not (kregress.zygote)
+            pid = self.reply(self.startup_timeout)["pid"]
+        except TimeoutError:
+            self.close()
+            raise ForkServerGone(f"fork server did not fork within {self.startup_timeout:g} s") from None
+        self.forked_at = time.perf_counter()
         try:
             return self.reply(timeout)["status"]
         except TimeoutError:
@@ -374,6 +381,7 @@ def run_job(
         if server is None:
             raise ForkServerGone("not used")
         returncode = server.run(job_file, env, log_path, timeout)
+        started = server.forked_at  # the job's time, not the server's imports before it
     except ForkServerGone:
         FORK_SERVERS.pop(fork_server_key(interpreter, interpret), None)
         (folder / "result.json").unlink(missing_ok=True)

@@ -363,16 +363,29 @@ def lend_child_modules(site: Path) -> str:
     return os.path.relpath(lent, site)
 
 
+# What the new environment holds and what it borrows, found and read from package metadata without
+# importing anything: importing torch and the frameworks to read `__version__` took most of an
+# environment's build (8 s of a Triton one here). A module there that fails to import is listed too;
+# the child that imports it says so.
 REPORT_VERSIONS = f"""
-import importlib, json, sys
+import importlib.metadata, importlib.util, json, sys
 own, lent = {{"python": sys.version.split()[0]}}, {{}}
+providers = importlib.metadata.packages_distributions()
 for name in {MODULES_TO_REPORT!r}:
     try:
-        module = importlib.import_module(name)
+        spec = importlib.util.find_spec(name)
     except Exception:
         continue
-    inside = str(getattr(module, "__file__", "")).startswith(sys.prefix)
-    (own if inside else lent)[name] = str(getattr(module, "__version__", "unknown"))
+    if spec is None:
+        continue
+    where = spec.origin
+    if where in (None, "namespace"):
+        where = next(iter(spec.submodule_search_locations or ()), "")
+    try:
+        version = importlib.metadata.version(providers[name][0])
+    except (KeyError, IndexError, importlib.metadata.PackageNotFoundError):
+        version = "unknown"
+    (own if str(where).startswith(sys.prefix) else lent)[name] = version
 print(json.dumps({{"versions": own, "lent": lent}}))
 """
 

@@ -2,21 +2,56 @@
 
 Every job still runs in a process of its own, in its own session (so a timeout kills the whole
 group, ptxas and nvcc included), with its own environment and log; what it saves is the
-2-3 s of importing torch and triton per job. Protocol, one JSON object per line:
-request `{"job_file", "env", "cwd", "log"}` -> reply `{"pid"}` at once, then `{"status"}` when the
-child ends (status as in `os.waitstatus_to_exitcode`: negative for a signal).
+2-3 s of importing torch and triton per job. It imports them as the first job that needs them
+arrives, not at start: a case that needs neither (numpy only) never pays for them. Protocol, one
+JSON object per line: request `{"job_file", "env", "cwd", "log"}` -> reply `{"pid"}` once the
+child is forked, then `{"status"}` when it ends (status as in `os.waitstatus_to_exitcode`:
+negative for a signal).
 """
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib
 import json
 import os
 import sys
 import traceback
+from pathlib import Path
 
-PRELOAD = ("numpy", "torch")  # and each framework's own (kregress.frameworks)
+PRELOAD_IF_IMPORTED = ("numpy", "torch")  # when the repro imports them; and the framework's own
+
+
+def imported_names(repro: Path) -> set[str]:
+    """The top-level packages `repro` imports anywhere (none for a file that does not parse: its
+    child says why)."""
+    try:
+        tree = ast.parse(repro.read_text())
+    except (OSError, SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def preload_for(job_file: str) -> list[str]:
+    """What to import in the server before forking this job's child (later children inherit it):
+    its framework's own preload (kregress.frameworks), and numpy and torch where its repro imports
+    them."""
+    from kregress.frameworks import FRAMEWORKS
+
+    try:
+        job = json.loads(Path(job_file).read_text())
+        framework = FRAMEWORKS[job["framework"]]
+        imported = imported_names(Path(job["repro"]))
+    except (OSError, ValueError, KeyError):
+        return []
+    return [m for m in PRELOAD_IF_IMPORTED if m in imported] + list(framework.preload)
 
 
 def run_child(request: dict) -> None:
@@ -45,11 +80,6 @@ def run_child(request: dict) -> None:
 
 
 def serve() -> None:
-    from kregress.frameworks import FRAMEWORKS
-
-    for module in PRELOAD + tuple(m for f in FRAMEWORKS.values() for m in f.preload):
-        with contextlib.suppress(Exception):
-            importlib.import_module(module)
     # loaded once, inherited by every child: the worker, and the kinds whose measure() it calls
     import kregress.worker
 
@@ -61,6 +91,10 @@ def serve() -> None:
     print(json.dumps({"ready": True}), file=replies)
     for line in sys.stdin:
         request = json.loads(line)
+        for module in preload_for(request["job_file"]):
+            if module not in sys.modules:
+                with contextlib.suppress(Exception):  # the child imports it again and says why
+                    importlib.import_module(module)
         pid = os.fork()
         if pid == 0:
             run_child(request)

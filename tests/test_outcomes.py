@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CorpusRun, run_corpus
+from conftest import CorpusRun, run_corpus, run_written_case
 
 
 @pytest.fixture(scope="module", params=["fork-server", "fresh-interpreter"])
@@ -156,3 +156,46 @@ def test_a_timeout_names_the_cases_own_frame_beneath_a_library_call() -> None:
     )
     assert last_frame("a warning\n\n" + other + "\n" + stacks, case) == last_frame(stacks, case)
     assert last_frame("no stacks here", case) is None
+
+
+NUMPY_ONLY = """
+import numpy as np
+
+
+def check(device):
+    return np.ones(4), np.ones(4)
+"""
+
+PRELOAD_CASE = """
+title = "The fork server imports what the case imports"
+framework = "triton"
+
+[upstream]
+repo = "example/kernels"
+issue = "https://github.com/example/kernels/issues/8"
+
+[[expect]]
+kind = "numerics"
+check = "check"
+rtol = 0
+atol = 0
+"""
+
+
+@pytest.mark.parametrize(
+    ("repro", "loaded"),
+    [
+        (NUMPY_ONLY, False),
+        (NUMPY_ONLY.replace("import numpy as np", "import numpy as np\nimport torch"), True),
+    ],
+    ids=["numpy-only", "imports-torch"],
+)
+def test_the_fork_server_imports_torch_only_for_a_case_that_does(
+    tmp_path: Path, repro: str, loaded: bool
+) -> None:
+    """A child reports torch among its versions when torch is loaded in it: forked from a server that
+    imported torch for every case, a numpy-only case paid torch's import (4 s here) per server."""
+    run = run_written_case(tmp_path, "preload", repro, PRELOAD_CASE, ("--target", "cpu:interpreter"))
+    item = run.item("preload::numerics-check[cpu:interpreter]")
+    assert item["outcome"] == "PASS", run.output[-3000:]
+    assert ("torch" in item["toolchain"]) is loaded, item["toolchain"]

@@ -217,6 +217,7 @@ FRAMEWORK = NvFuserFramework(
     adapter=__name__,
     ir_stages=(SOURCE_STAGE,),
     wrappers=(NvFuserFusion,),
+    preload=("torch",),  # nvfuser imports it
     companions=tuple(
         Companion(
             f"nvfuser-{cuda}-torch{torch}",

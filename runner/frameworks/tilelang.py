@@ -76,6 +76,7 @@ FRAMEWORK = Framework(
     ir_stages=("cuda_source", "ptx"),
     traced_stages=("cuda_source",),  # the TIR after each TVM pass, counted as the source it becomes
     wrappers=(TileLangKernel,),
+    preload=("torch",),  # tilelang imports it; tilelang itself is imported in each child
     companions=(
         Companion("tilelang", ">=0.1.7.post1,<0.1.10", ("apache-tvm-ffi==0.1.6",),
                   why="tilelang 0.1.7.post1 to 0.1.9 load only with apache-tvm-ffi 0.1.6"),
