@@ -94,7 +94,7 @@ def check(device):
 
 
 class ForkServerAlways(CaseRun):
-    """A point judged as before: its one job forked from a server that imported every framework."""
+    """A point whose one job is forked from a fork server, as before the one-item rule."""
 
     def command(self, toolchain: str | None, report: Path | None = None) -> list[str]:
         return [part for part in super().command(toolchain, report) if part != "--no-fork-server"]
