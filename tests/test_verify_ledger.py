@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -149,3 +150,23 @@ def test_a_name_the_paste_never_binds_is_its_own_error_one_it_binds_is_not(tmp_p
         execute(path, "import math\nprint(helper(math.pi))\n")
     with pytest.raises(NameError, match="later"):
         execute(path, "def first():\n    return later\n\n\nfirst()\nlater = 2\n")
+
+
+def test_cases_verified_at_a_time_give_the_verdicts_and_ledger_of_one_at_a_time(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-j 2` judges two cases at once: the table keeps the corpus's order, every judgement is
+    counted and written to the ledger, as one case at a time does."""
+    shutil.copytree(CORPORA / "verify" / "control_holds", corpus / "control_holds")
+    said, ledgers = [], []
+    for jobs in ("1", "2"):
+        monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / f"cache-j{jobs}"))  # judged afresh each time
+        (corpus / "verify-ledger.json").unlink(missing_ok=True)
+        code = main(["verify", "--corpus", str(corpus), "--write-ledger", "-j", jobs])
+        captured = capsys.readouterr()
+        assert code == 1, captured.err  # control_holds is not proven
+        assert "2 of 2 judgements made now" in captured.err
+        said.append(re.sub(r"[\d.]+ s\)", "… s)", captured.out))  # each case's seconds
+        ledgers.append(json.loads((corpus / "verify-ledger.json").read_text())["entries"])
+    assert said[1] == said[0] and "PROVEN      proven_control" in said[0] and "control_holds" in said[0]
+    assert ledgers[1] == ledgers[0] and len(ledgers[0]) == 2

@@ -10,7 +10,8 @@ Every judgement is kept in the ledger committed with the corpus (corpus/verify-l
 by --write-ledger) and in the memo, both keyed by the case's files, the target, the toolchain, what
 the environment holds and the kregress code that judges the case: an unchanged judgement is read
 back, a changed one is judged again. CI passes --check-ledger (a judgement the ledger lacks fails)
-and --recheck N (N cases the ledger holds judged again; one that disagrees fails).
+and --recheck N (N cases the ledger holds judged again; one that disagrees fails). `-j N` verifies
+N cases at a time (each a pytest process at a time, and the environments it builds).
 
 Exit codes: 0 every case proven at its level (and the ledger complete and right, where checked);
 1 some case not proven, or the ledger missing or contradicted; 2 the ledger cannot be read; 3 the
@@ -25,7 +26,9 @@ import random
 import shutil
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,6 +153,7 @@ class Verifier:
         self.seen: dict[str, LedgerEntry] = {}  # this run's judgements, by key: the ledger to write
         self.missing: list[str] = []  # judgements the ledger should hold and does not
         self.disagreements: list[str] = []  # ledger entries a fresh judgement contradicts
+        self.lock = threading.Lock()  # cases verified at a time (-j) count and record through it
 
     def observe(self, run: CaseRun, toolchain: str | None) -> Observation:
         """Judged once per judgement key (kregress.bisect.judging.judgement_key): a judgement the
@@ -158,27 +162,31 @@ class Verifier:
         kept = self.ledger.get(key) if self.ledger else None
         label = f"{run.case} under {toolchain or 'the matrix toolchain'} on {run.target}"
         if kept is not None and not self.fresh and run.case not in self.recheck:
-            self.reused += 1
-            self.seen[key] = kept
+            with self.lock:
+                self.reused += 1
+                self.seen[key] = kept
             return kept.observation()
         remembered = [] if self.fresh or run.case in self.recheck else self.memo.at(key)
         if remembered:
-            self.reused += 1
             observation = remembered[0]
         else:
-            self.judged += 1
             observation = run.observe(toolchain)
             # a judgement made again replaces the remembered ones: the next verify reads the new one
             (self.memo.replace if self.fresh or run.case in self.recheck else self.memo.add)(key, observation)
         entry = LedgerEntry.of(run, toolchain, observation)
-        self.seen[key] = entry
-        if self.ledger is not None:
-            if kept is None:
-                self.missing.append(label)
-            elif kept.outcomes != entry.outcomes:
-                self.disagreements.append(
-                    f"{label}: the ledger says {kept.shown()}, judged now {entry.shown()}"
-                )
+        with self.lock:
+            if remembered:
+                self.reused += 1
+            else:
+                self.judged += 1
+            self.seen[key] = entry
+            if self.ledger is not None:
+                if kept is None:
+                    self.missing.append(label)
+                elif kept.outcomes != entry.outcomes:
+                    self.disagreements.append(
+                        f"{label}: the ledger says {kept.shown()}, judged now {entry.shown()}"
+                    )
         return observation
 
     def runnable(self, case: Case) -> list[str]:
@@ -283,6 +291,13 @@ def render(results: list[Verification]) -> str:
     return "\n".join(lines)
 
 
+def at_least_one(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
 def ledger_asked(args: argparse.Namespace) -> bool:
     """A check or a rewrite of the committed ledger: about the cases a fresh clone has."""
     return bool(args.check_ledger or args.write_ledger or args.recheck) and not args.no_ledger
@@ -326,17 +341,22 @@ def command_verify(args: argparse.Namespace) -> ExitCode:
         verifier.recheck = set(random.Random(seed).sample(held, min(args.recheck, len(held))))
         log(f"judging again, though the ledger holds them: {', '.join(sorted(verifier.recheck)) or 'none'} "
             f"(--seed {seed} picks the same)")  # fmt: skip
-    results = []
+
+    def verify(number: int, case: Case) -> Verification:
+        if case.manifest.reproduce is None:
+            return Verification(case.id, [], problems=["no [reproduce] table"])
+        log(f"[{number}/{len(cases)}] {case.id}")
+        return verifier.verify(case)
+
+    pool = ThreadPoolExecutor(max_workers=args.jobs, thread_name_prefix="kregress-verify")
     try:
-        for number, case in enumerate(cases, 1):
-            if case.manifest.reproduce is None:
-                results.append(Verification(case.id, [], problems=["no [reproduce] table"]))
-                continue
-            log(f"[{number}/{len(cases)}] {case.id}")
-            results.append(verifier.verify(case))
+        futures = [pool.submit(verify, number, case) for number, case in enumerate(cases, 1)]
+        results = [future.result() for future in futures]  # in the corpus's order, whatever ends first
     except InfrastructureError as exc:
+        pool.shutdown(wait=True, cancel_futures=True)
         log(str(exc))
         return ExitCode.INFRASTRUCTURE
+    pool.shutdown()
     print(render(results))
     total = verifier.reused + verifier.judged
     log(f"{verifier.judged} of {total} judgements made now, {verifier.reused} reused from the ledger or the "
@@ -396,4 +416,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="judge N cases again that the ledger holds, picked at random; exit 1 if one disagrees",
     )
     verify.add_argument("--seed", type=int, help="the seed that picks --recheck's cases (default: random)")
+    verify.add_argument(
+        "-j", "--jobs", type=at_least_one, default=1, metavar="N", help="cases verified at a time (default 1)"
+    )
     verify.set_defaults(run=command_verify)
