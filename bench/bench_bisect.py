@@ -1,8 +1,9 @@
 """Bisect: predicate calls against N (the worst case over every boundary must equal
 ceil(log2(N+1))), rounds with -j K against ceil(log_{K+1}(N+1)), calls the cache-aware midpoint
 spends when some points are already built, and the per-point overhead of judging a case through
-the runner with a warm environment (a fresh pytest per point, as `kregress bisect` does), with
-and without a fork server for the point's one job, as a ratio (a Triton case and a numpy-only one).
+the runner with a warm environment (a fresh pytest per point, as `kregress bisect` does), its one
+job in a fresh interpreter and forked from a fork server (as bisect runs it), as a ratio (a Triton
+case and a numpy-only one).
 
     .venv/bin/python bench/bench_bisect.py [--runs 3]
 """
@@ -66,8 +67,8 @@ def main() -> None:
             ("Triton kernel", FIXTURE, "vector_add", "numerics-check_add"),
             ("numpy only", Path(folder), "numpy_only", "numerics"),
         ):
-            fresh = CaseRun(corpus, case, expectation, "cpu:interpreter")
-            served = ForkServerAlways(corpus, case, expectation, "cpu:interpreter")
+            fresh = FreshInterpreter(corpus, case, expectation, "cpu:interpreter")
+            served = CaseRun(corpus, case, expectation, "cpu:interpreter")
             times: dict[str, list[float]] = {"fresh": [], "served": []}
             for _ in range(args.runs):  # alternated, so a busy moment costs both alike
                 for label, run in (("fresh", fresh), ("served", served)):
@@ -76,7 +77,7 @@ def main() -> None:
                     times[label].append(time.perf_counter() - started)
             fresh_s, served_s = (statistics.median(times[label]) for label in ("fresh", "served"))
             print(f"one point of one item ({name}), warm environment: median {fresh_s:.2f} s in a "
-                  f"fresh interpreter (as bisect runs it), {served_s:.2f} s through a fork server: "
+                  f"fresh interpreter, {served_s:.2f} s through a fork server (as bisect runs it): "
                   f"ratio {fresh_s / served_s:.2f} over {args.runs} runs")  # fmt: skip
 
 
@@ -93,11 +94,11 @@ def check(device):
 """
 
 
-class ForkServerAlways(CaseRun):
-    """A point whose one job is forked from a fork server, as before the one-item rule."""
+class FreshInterpreter(CaseRun):
+    """A point whose one job runs in a new interpreter (`--no-fork-server`)."""
 
     def command(self, toolchain: str | None, report: Path | None = None) -> list[str]:
-        return [part for part in super().command(toolchain, report) if part != "--no-fork-server"]
+        return [*super().command(toolchain, report), "--no-fork-server"]
 
 
 if __name__ == "__main__":

@@ -23,12 +23,10 @@ from kregress.bisect.search import PointVerdict
 from kregress.errors import KregressError
 from kregress.judge import Outcome
 from kregress.judging_code import judging_code_digest
-from kregress.manifest import load_case
 from kregress.matrix import load_matrix
 from kregress.paths import cache_root, write_atomically
 from kregress.record import ItemRecord
 from kregress.results import ResultsError, load_results
-from kregress.schema import SchemaError
 from kregress.toolchains import environment_identity
 
 RUN_TIMEOUT = 3600
@@ -231,26 +229,7 @@ class CaseRun:
             command.append("--trace-passes")
         if self.compile_first:
             command += ["--compile-first", self.compile_first]
-        if self.one_item():
-            # A fork server pays off from a process's second job on; for one it only adds, before
-            # it, the import of every framework's modules (numpy, torch, triton): 5-8 s on a
-            # 2-core machine for a case that needs none of them, nothing saved for one that needs
-            # them all. Either way the job runs in a process of its own and ends classified alike
-            # (tests/test_outcomes.py runs both).
-            command.append("--no-fork-server")
         return command
-
-    def one_item(self) -> bool:
-        """Whether the run judges a single item: one expectation named on one target, or a case of
-        one expectation judged on one target (verify's runs of a draft)."""
-        if not self.target:
-            return False
-        if self.expectation:
-            return True
-        try:
-            return len(load_case(self.corpus / self.case / "case.toml").expectations()) == 1
-        except (SchemaError, OSError):  # the run itself says what is wrong with the manifest
-            return False
 
     def observe(self, toolchain: str | None) -> Observation:
         with tempfile.TemporaryDirectory(prefix="kregress-bisect-") as folder:

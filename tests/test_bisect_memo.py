@@ -97,21 +97,3 @@ def test_an_unstable_perf_item_never_decides_a_bisect_step() -> None:
         outcomes={"perf-1k[cuda:device]": "UNSTABLE", "numerics[cuda:device]": "FAIL"}
     )
     assert observation_verdict(beside, "fail") == PointVerdict.BAD
-
-
-def test_a_point_of_one_item_starts_no_fork_server(tmp_path: Path) -> None:
-    """A fork server imports every framework's modules before its first job: for the one job of a
-    one-item point that is all cost, so such a point runs it in a fresh interpreter; a run of a
-    whole case on a target (several jobs, verify's) keeps the server."""
-    corpus = Path(__file__).parent / "corpora" / "kinds"  # vector_add: several expectations
-    one = CaseRun(corpus, "vector_add", "numerics-check_add", "cpu:interpreter")
-    case_wide = CaseRun(corpus, "vector_add", None, "cpu:interpreter")
-    assert "--no-fork-server" in one.command("triton==3.2.0")
-    assert "--no-fork-server" not in case_wide.command("triton==3.2.0")
-    assert "--no-fork-server" not in CaseRun(corpus, "vector_add", "numerics-check_add", None).command(None)
-    single = tmp_path / "one_expectation"  # a draft's manifest: one expectation, judged case-wide
-    single.mkdir()
-    head, first, *_ = (corpus / "vector_add" / "case.toml").read_text().split("[[expect]]")
-    (single / "case.toml").write_text(f"{head}[[expect]]{first}")
-    (single / "repro.py").write_text((corpus / "vector_add" / "repro.py").read_text())
-    assert "--no-fork-server" in CaseRun(tmp_path, "one_expectation", None, "cpu:interpreter").command(None)
