@@ -57,7 +57,7 @@ class Framework:
     ir_stages: tuple[str, ...] = ()  # the stages an `ir` expectation may name
     traced_stages: tuple[str, ...] = ()  # stages the adapter can dump after every pass
     wrappers: tuple[type, ...] = ()  # what a repro binds a kernel with, from kregress.case
-    preload: tuple[str, ...] = ()  # the fork server imports these once, before its first job of it
+    preload: tuple[str, ...] = ()  # a fork server imports these once, before its first job of this framework
     companions: tuple[Companion, ...] = ()
     native_packages: tuple[str, ...] = ()  # packages whose native libraries may need providing
     starter: Starter | None = None
