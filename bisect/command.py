@@ -86,6 +86,30 @@ if TYPE_CHECKING:
 # searches, bisect_report.py renders.
 
 
+def applicable_releases(
+    candidates: list[Candidate], args: argparse.Namespace, console: Console
+) -> list[Candidate]:
+    """The releases that can target --target at all: an older one is no point of the search (it
+    would read as a PASS, or a SKIP, that says nothing of the bug). An end that is older is an error."""
+    if not args.target:
+        return candidates
+    try:
+        target = load_matrix(args.matrix).target(args.target)
+    except KeyError:
+        return candidates  # the child names the unknown target, as for any other
+    kept = [c for c in candidates if not target.predates_toolchain(c.toolchain or "")]
+    for end in (args.good, args.bad):
+        why = target.predates_toolchain(end)
+        if why:
+            raise CandidateError(f"{end} cannot be judged on {args.target}: {why}")
+    if len(kept) < len(candidates):
+        console.print(
+            f"{len(candidates) - len(kept)} releases predate {args.target} and are not points: "
+            + ", ".join(c.label for c in candidates if c not in kept)
+        )
+    return kept
+
+
 def command_bisect(args: argparse.Namespace) -> ExitCode:
     console = Console(stderr=True, highlight=False, soft_wrap=True)  # whole lines, for logs
     if args.jobs < 1 or args.reruns < 1 or args.max_runs < args.reruns:
@@ -105,7 +129,9 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
     try:
         releases = bool(parse_version_ref(args.good) or parse_version_ref(args.bad))
         if releases:
-            candidates = release_candidates(args.good, args.bad, pre=args.pre)
+            candidates = applicable_releases(
+                release_candidates(args.good, args.bad, pre=args.pre), args, console
+            )
             builder = None
             if args.repo is not None:
                 check_tags(args, candidates, console)

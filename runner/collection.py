@@ -16,7 +16,7 @@ from kregress.frameworks import FRAMEWORKS
 from kregress.kinds import Expectation, Plan
 from kregress.manifest import Case, load_case
 from kregress.matrix import Matrix, SchemaError, Target
-from kregress.run_state import state
+from kregress.run_state import judged_release, state
 
 
 def selected_targets(matrix: Matrix, backend: str, requested: list[str]) -> list[Target]:
@@ -73,9 +73,15 @@ class CaseFile(pytest.File):
         except SchemaError as exc:
             raise ManifestError(str(exc)) from None
         items, not_applicable = [], {}
+        package = FRAMEWORKS[case.manifest.framework].released_as
+        too_old = {
+            target.name: target.predates(package, release)
+            for target in state(self.config).targets
+            if package in target.since and (release := judged_release(self.config, target, package))
+        }
         for name, expectation in case.expectations():
             for target in state(self.config).targets:
-                planned = plan(case, expectation, target)
+                planned = plan(case, expectation, target, too_old.get(target.name))
                 if planned.not_applicable:
                     not_applicable[f"{case.id}::{name}[{target.name}]"] = planned.not_applicable
                 if not planned.collect:
@@ -101,14 +107,17 @@ class CaseFile(pytest.File):
         return super().repr_failure(excinfo)
 
 
-def plan(case: Case, expectation: Expectation, target: Target) -> Plan:
-    """Pure: the expectation's kind decides first, then the case's targets, then the framework."""
+def plan(case: Case, expectation: Expectation, target: Target, too_old: str | None = None) -> Plan:
+    """Pure: the expectation's kind decides first, then the case's targets, then whether the release
+    judging can target it at all (`too_old`, why not), then the framework."""
     framework = case.manifest.framework
     own = expectation.plan(target, framework)
     if own is not None:
         return own
     if not expectation.applies_to(target.name):
         return Plan(False, not_applicable="the case limits the expectation to other targets")
+    if too_old:
+        return Plan(False, not_applicable=too_old)
     declared = FRAMEWORKS[framework]
     why_not = declared.not_applicable(target.kind)
     if why_not:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from kregress.backends import BACKENDS
+from kregress.frameworks import FRAMEWORKS
 from kregress.jobs import Interpreter, Job, JobOutcome
 from kregress.judge import Verdict, judge
 from kregress.kinds import Expectation
@@ -33,7 +34,7 @@ def judged(
     case: Case, name: str, expectation: Expectation, target: Target, outcome: JobOutcome
 ) -> ItemJudgement:
     """The verdict on an outcome, with the known_bad entry that covers the version that ran."""
-    framework = case.manifest.framework
+    framework = FRAMEWORKS[case.manifest.framework].released_as
     version = outcome.toolchain.get(framework)
     written_for = case.manifest.written_for
     if written_for is not None and version is not None and not written_for.admits(version):

@@ -15,6 +15,7 @@ from pydantic import Field, field_validator, model_validator
 
 from kregress.frameworks import FRAMEWORKS
 from kregress.kinds import KINDS, Expectation
+from kregress.matrix import Matrix
 from kregress.schema import SchemaError, Strict, parse, read_toml
 
 Framework = Literal[tuple(FRAMEWORKS)]  # type: ignore[valid-type]  # declared in frameworks.py
@@ -171,7 +172,8 @@ class Manifest(Strict):
         for where in ("bad", "good"):
             for index, spec in enumerate(getattr(self.reproduce, where)):
                 package, _, version = (part.strip() for part in spec.partition("=="))
-                if package == self.framework and version and not self.written_for.admits(version):
+                released_as = FRAMEWORKS[self.framework].released_as
+                if package == released_as and version and not self.written_for.admits(version):
                     raise ValueError(
                         f"reproduce.{where}[{index}] is {spec!r}, outside written_for.versions "
                         f"{self.written_for.versions!r}: the kernel cannot be written for it"
@@ -254,13 +256,31 @@ def load_case(manifest_path: Path, known_targets: set[str] | None = None) -> Cas
     return Case(folder, manifest)
 
 
+def releases_too_old(reproduce: Reproduce, matrix: Matrix) -> list[str]:
+    """A bad or good release that cannot target one of the bug's targets at all shows nothing there."""
+    problems = []
+    for where in ("bad", "good"):
+        for index, spec in enumerate(getattr(reproduce, where)):
+            for name in reproduce.targets:
+                target = matrix.named.get(name)
+                why = target.predates_toolchain(spec) if target else None
+                if why:
+                    problems.append(
+                        f"reproduce.{where}[{index}] is {spec!r}, which cannot show the bug on {name}: "
+                        f"{why}; name a later release, or leave the target out of reproduce.targets"
+                    )
+    return problems
+
+
 UPSTREAM_BUG = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/(issues|pull)/\d+$")
 
 
-def reproduction_problems(case: Case) -> list[str]:
+def reproduction_problems(case: Case, matrix: Matrix | None = None) -> list[str]:
     """What keeps a case from showing that it catches its bug (checked by `kregress check`, not at
     collection: a case still runs while these are mended)."""
     manifest, problems = case.manifest, []
+    if matrix is not None and manifest.reproduce is not None:
+        problems += releases_too_old(manifest.reproduce, matrix)
     problems += FRAMEWORKS[manifest.framework].repro_problems(case.repro)
     if not UPSTREAM_BUG.match(manifest.upstream.issue):
         problems.append(

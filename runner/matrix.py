@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Iterable
 from functools import cached_property
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+from pydantic import Field, field_validator, model_validator
 
 from kregress.schema import SchemaError, Strict, parse, read_toml
 
@@ -26,11 +31,65 @@ class Target(Strict):
     properties: dict[str, Any] = Field(
         default_factory=dict, description="device properties a compiler reads at compile time (XPU)"
     )
+    since: dict[str, str] = Field(
+        default_factory=dict,
+        description="by package: the first release that builds this target at all; an older one is not "
+        "applicable here (not a FAIL, not a point of a bisect or of verify)",
+    )
     name: str = ""
+
+    @field_validator("since")
+    @classmethod
+    def _releases(cls, since: dict[str, str]) -> dict[str, str]:
+        for package, release in since.items():
+            try:
+                Version(release)
+            except InvalidVersion:
+                raise ValueError(f"since.{package} = {release!r} is not a release version") from None
+        return since
 
     @property
     def runs_kernels(self) -> bool:
         return self.kind != "compile"
+
+    def predates_toolchain(self, spec: str) -> str | None:
+        """Why the toolchain `spec` (triton==3.2.0, a wheel) cannot target this at all, or None."""
+        pins = pinned_releases(spec.split())
+        return next(filter(None, (self.predates(p, v) for p, v in pins.items())), None)
+
+    def predates(self, package: str, version: str) -> str | None:
+        """Why release `version` of `package` cannot target this at all (it is older than the first
+        that can), or None. A version that is not a release (a local build) is taken as applicable."""
+        first = self.since.get(package)
+        if first is None:
+            return None
+        try:
+            older = Version(version).release < Version(first).release
+        except InvalidVersion:
+            return None
+        if not older:
+            return None
+        return f"{package} {version} predates {self.name or self.arch} (first built by {package} {first})"
+
+
+def pinned_releases(requirements: Iterable[str]) -> dict[str, str]:
+    """The release of each package that requirements pin: an exact pin (triton==3.2.0) or a wheel's
+    file name (a build of a commit); anything else (a range, a checkout) says nothing."""
+    found = {}
+    for part in requirements:
+        if part.endswith(".whl"):
+            with contextlib.suppress(InvalidWheelFilename):
+                name, version, _, _ = parse_wheel_filename(Path(part).name)
+                found[str(name)] = str(version)
+            continue
+        try:
+            requirement = Requirement(part)
+        except InvalidRequirement:
+            continue
+        pins = [s.version for s in requirement.specifier if s.operator in ("==", "===")]
+        if len(pins) == 1 and "*" not in pins[0]:
+            found[canonicalize_name(requirement.name)] = pins[0]
+    return found
 
 
 class BackendEntry(Strict):
@@ -239,5 +298,5 @@ def load_matrix(path: Path | None = None) -> Matrix:
 
 __all__ = [
     "DEFAULT_MATRIX", "Matrix", "RepositoryEntry", "SchemaError", "Target", "UncompiledPaths",
-    "head_of", "load_matrix", "nightly_jobs", "runner_for",
+    "head_of", "load_matrix", "nightly_jobs", "pinned_releases", "runner_for",
 ]  # fmt: skip

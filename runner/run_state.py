@@ -21,7 +21,7 @@ from kregress.job_durations import last_durations
 from kregress.jobs import Interpreter, JobOutcome
 from kregress.matrix import Matrix, Target
 from kregress.package_index import CandidateError, newest_release
-from kregress.toolchains import Toolchain, ToolchainError
+from kregress.toolchains import Toolchain, ToolchainError, distribution_version
 
 
 @dataclass
@@ -89,6 +89,16 @@ def interpreter_for(config: pytest.Config, target: Target) -> Interpreter | str:
                 f"{target.name} is built with its matrix toolchain, which could not be installed: {exc}"
             )
     return known[target.toolchain]
+
+
+def judged_release(config: pytest.Config, target: Target, package: str) -> str | None:
+    """The release of `package` that judges `target` in this run, known without building anything:
+    --toolchain's pin, else the pin of the target's matrix toolchain, else kregress's own install."""
+    explicit = state(config).explicit
+    spec = explicit.toolchain if explicit is not None else target.toolchain
+    if spec:
+        return Toolchain.parse(spec).pinned().get(package)
+    return distribution_version(package)
 
 
 def native_variables(config: pytest.Config) -> dict[str, str]:

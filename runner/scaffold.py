@@ -3,6 +3,7 @@ thing they run (`kregress check`, then pytest on it) already works and shows wha
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from string import Template
@@ -33,7 +34,7 @@ issue = "$issue"
 name = "compiles"
 kind = "compiles"
 kernel = "$kernel"
-
+$scope
 $expectations
 # The bug, where it is known (uncomment once `kregress bisect` has found the range):
 # [[known_bad]]
@@ -109,6 +110,7 @@ def write_case(
         "target": target or starter.target,
         "kernel": starter.kernel,
         "expectations": starter.expectations,
+        "scope": f"targets = {json.dumps(list(starter.scope))}\n" if starter.scope else "",
         "levels": levels,
     }
     folder.mkdir(parents=True)

@@ -41,7 +41,7 @@ from packaging.specifiers import SpecifierSet
 from kregress.errors import KregressError
 from kregress.frameworks import FRAMEWORKS, Companion, all_companions
 from kregress.jobs import Interpreter, tail
-from kregress.matrix import head_of
+from kregress.matrix import head_of, pinned_releases
 from kregress.paths import cache_root
 
 ENV_FORMAT = 6  # bump when the layout of an environment changes: old ones are rebuilt
@@ -150,6 +150,10 @@ class Toolchain:
 
     def paths(self) -> list[Path]:
         return [Path(r) for r in self.requirements if os.path.isabs(r)]
+
+    def pinned(self) -> dict[str, str]:
+        """The release of each package this toolchain installs, where its spec says it."""
+        return pinned_releases(self.requirements)
 
     def key(self) -> str:
         """Same requirements (with the companions the rules add), same local files, same Python, same

@@ -205,6 +205,11 @@ class Verifier:
         for role, toolchains in (("bad", reproduce.bad), ("good", reproduce.good)):
             for toolchain in toolchains:
                 for target in self.runnable(case):
+                    too_old = self.matrix.target(target).predates_toolchain(toolchain)
+                    if too_old:  # not a point: `kregress check` refuses such a [reproduce]
+                        self.log(f"{case.id}: {role} end {toolchain} on {target}: not applicable, {too_old}")
+                        result.checks.append(Check(role, toolchain, target, "not applicable", False, too_old))
+                        continue
                     self.log(f"{case.id}: {role} end {toolchain} on {target}")
                     run = CaseRun(self.corpus, case.id, None, target, self.matrix_path)
                     try:

@@ -30,7 +30,7 @@ def command_check(args: argparse.Namespace) -> ExitCode:
             bad += 1
             print(f"INVALID {exc}")
             continue
-        problems = reproduction_problems(case)
+        problems = reproduction_problems(case, matrix)
         if problems:
             bad += 1
             print(f"INVALID {path}:" + "".join(f"\n  - {problem}" for problem in problems))

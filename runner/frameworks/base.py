@@ -36,6 +36,7 @@ class Starter:
     kernel: str  # the repro's kernel, which the manifest's "compiles" expectation names
     expectations: str  # the [[expect]] tables after that one
     repro: str  # repro.py, a string.Template over $name, $title and $issue
+    scope: tuple[str, ...] = ()  # the targets the starting kernel is written for (none: every one)
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,14 @@ class Framework:
     native_packages: tuple[str, ...] = ()  # packages whose native libraries may need providing
     starter: Starter | None = None
     oldest_release: str = ""  # the oldest release kregress's adapter judges (a search starts there)
+    package: str = ""  # the distribution whose releases these are, when not named as the framework
     # package -> its GitHub repository, whose tags v{version} a release-level answer links to
     repositories: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def released_as(self) -> str:
+        """The package whose version a case's known_bad, written_for and the matrix's `since` name."""
+        return self.package or self.name
 
     def repository_of(self, package: str) -> str | None:
         """The GitHub repository (owner/name) a package of this framework is released from."""
