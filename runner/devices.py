@@ -139,6 +139,25 @@ def device_arch(backend: str) -> str | None:
     return None
 
 
+def device_compile_arch(backend: str, env: Mapping[str, str]) -> str | None:
+    """The arch the matrix's compile targets name (sm_100) of the device this process is pinned to,
+    as the vendor's tool says it: no GPU runtime is started in this process. None where no tool can."""
+    declared = BACKENDS[backend]
+    query = list(declared.query_arch)
+    if not query or not declared.visible_devices or not shutil.which(query[0]):
+        return None
+    devices = env.get(declared.visible_devices, "").split(",")[0].strip()
+    if devices:
+        query += [declared.select_device, devices]
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        done = subprocess.run(query, capture_output=True, text=True, timeout=30, check=False)
+        first = next((line.strip() for line in done.stdout.splitlines() if line.strip()), "")
+        major, dot, minor = first.partition(".")
+        if done.returncode == 0 and dot and major.isdigit() and minor.isdigit():
+            return f"sm_{major}{minor}"
+    return None
+
+
 def describe(backend: str, env: Mapping[str, str]) -> dict[str, str]:
     """Model, driver and index of the device this process is pinned to (first visible one), as
     nvidia-smi tells; empty where no tool can."""
@@ -163,6 +182,7 @@ __all__ = [
     "auto_workers",
     "describe",
     "device_arch",
+    "device_compile_arch",
     "device_lock",
     "device_variable",
     "pinned_environment",

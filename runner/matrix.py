@@ -226,6 +226,21 @@ class Matrix(Strict):
             raise ValueError(f"{name!r} is not a compile target of the matrix: {compiles}")
         return self.named[name]
 
+    def as_device(self, target: Target, arch: str | None) -> Target:
+        """A device target as the GPU it runs on: the arch and limits of the compile target of that
+        arch (an sm_100 device takes cuda:sm_100's), so `{arch}` and resource limits resolve there.
+        Unchanged where the arch is unknown or no compile target builds it."""
+        found = self.compile_target_for(target.backend, arch) if target.kind == "device" else None
+        if found is None:
+            return target
+        return target.model_copy(
+            update={
+                "arch": found.arch,
+                "warp_size": found.warp_size,
+                "limits": {**found.limits, **target.limits},
+            }
+        )
+
     def compile_target_for(self, backend: str, arch: str | None) -> Target | None:
         """The compile target that builds for `backend`'s `arch` (a device's own), if there is one."""
         found = (

@@ -26,6 +26,7 @@ from kregress.devices import (
     DEVICE_LISTED,
     auto_workers,
     describe,
+    device_compile_arch,
     device_variable,
     pinned_environment,
     probe_count,
@@ -213,6 +214,8 @@ def pytest_configure(config: pytest.Config) -> None:
     device = describe(backend, os.environ) if device_variable(backend) else {}
     if device:  # the jobs need not ask their runtime whether there is one (kregress.worker)
         os.environ[DEVICE_LISTED] = device["name"]
+        arch = device_compile_arch(backend, os.environ)
+        targets = [matrix.as_device(target, arch) for target in targets]
     config.stash[STATE] = RunState(matrix, targets, workdir, explicit_interpreter(config), device)
     if device_variable(backend) and getattr(config.option, "maxschedchunk", 0) is None:
         # after the first deal (DealtScheduling), one item at a time keeps the order of handing_order
@@ -241,7 +244,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
-    names = ", ".join(t.name for t in state(config).targets)
+    # a device target as the GPU it runs on: its arch names the compile target whose limits it takes
+    names = ", ".join(
+        t.name + (f" ({t.arch})" if t.runs_kernels and t.arch else "") for t in state(config).targets
+    )
     toolchain = config.getoption("toolchain")
     under = f", toolchain {toolchain} ({state(config).explicit.python})" if toolchain else ""
     lines = [f"kregress: backend {config.getoption('backend')}, targets {names}{under}"]

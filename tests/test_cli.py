@@ -59,6 +59,8 @@ def test_targets_lists_limits(capsys) -> None:
     out = capsys.readouterr().out
     assert "shared_bytes=232448" in out
     assert "--backend cpu: cpu:interpreter, cuda:sm_80" in out
+    sm_120 = next(line for line in out.splitlines() if line.startswith("cuda:sm_120 "))
+    assert "shared_bytes=101376" in sm_120 and sm_120.endswith("; from triton 3.3.0")
 
 
 def test_usage_error_exit_code() -> None:

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 from conftest import copy_corpus
-from kregress.devices import auto_workers, describe, device_lock, pinned_environment
+from kregress.devices import auto_workers, describe, device_compile_arch, device_lock, pinned_environment
+from kregress.matrix import load_matrix
 
 
 def test_workers_round_robin_over_probed_devices() -> None:
@@ -44,6 +45,7 @@ if [ "$1" = -L ]; then
     echo "GPU 0: NVIDIA H200 (UUID: GPU-aaa)"; echo "GPU 1: NVIDIA H200 (UUID: GPU-bbb)"; exit 0
 fi
 index=0; for a in "$@"; do [ "$prev" = -i ] && index=$a; prev=$a; done
+case "$*" in *compute_cap*) echo "${STAND_IN_CAPABILITY:-9.0}"; exit 0;; esac
 echo "$index, NVIDIA H200, 580.82.07, GPU-$index"
 """
 
@@ -70,6 +72,35 @@ def test_the_device_is_described_as_nvidia_smi_names_it(tmp_path: Path, monkeypa
     found = describe("cuda", {"CUDA_VISIBLE_DEVICES": "1"})
     assert found == {"index": "1", "name": "NVIDIA H200", "driver": "580.82.07", "uuid": "GPU-1"}
     assert describe("cpu", {}) == {}
+    assert device_compile_arch("cuda", {"CUDA_VISIBLE_DEVICES": "1"}) == "sm_90"
+    monkeypatch.setenv("STAND_IN_CAPABILITY", "10.0")
+    assert device_compile_arch("cuda", {}) == "sm_100"
+    assert device_compile_arch("cpu", {}) is None
+
+
+def test_a_device_target_takes_the_limits_and_arch_of_the_gpu_it_runs_on() -> None:
+    matrix = load_matrix()
+    device = matrix.target("cuda:device")
+    blackwell = matrix.as_device(device, "sm_100")
+    assert (blackwell.name, blackwell.kind, blackwell.arch) == ("cuda:device", "device", "sm_100")
+    assert blackwell.limits == matrix.target("cuda:sm_100").limits
+    assert matrix.as_device(device, "sm_120").limits["shared_bytes"] == 101376  # 99 KB a block
+    assert matrix.as_device(device, "sm_75") == device  # no compile target of that arch: as it was
+    assert matrix.as_device(matrix.target("cuda:sm_90"), "sm_100").arch == "sm_90"  # compile targets stay
+
+
+def test_on_a_blackwell_gpu_cuda_device_is_judged_with_sm_100s_limits(tmp_path: Path) -> None:
+    """A resource expectation on cuda:device with no `max` reads the limit of the GPU's own arch,
+    and {arch} resolves: the header says which arch the device was taken for."""
+    work = copy_corpus(tmp_path, "kinds/vector_add")
+    env = {**os.environ, "PATH": f"{stand_in(tmp_path)}{os.pathsep}{os.environ['PATH']}",
+           "STAND_IN_CAPABILITY": "10.0", "CUDA_VISIBLE_DEVICES": "0"}  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cuda",
+         "--target", "cuda:device", "--collect-only"],
+        cwd=work, capture_output=True, text=True, env=env, timeout=300, check=False,
+    )  # fmt: skip
+    assert "targets cuda:device (sm_100)" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
 
 
 def hold(path: str, cache: str, exclusive: bool, seconds: float, log: str, priority_s: float = 30.0) -> None:

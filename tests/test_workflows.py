@@ -131,18 +131,24 @@ def test_nightly_jobs_come_from_the_matrix_file() -> None:
     jobs = {job["job"]: job for job in nightly_jobs(load_matrix())}
     assert set(jobs) == {
         "cpu-triton", "cpu-tilelang", "cuda-h100-triton", "cuda-h100-triton-at-main", "hip-mi300-triton",
-        "hip-mi300-triton-at-main", "xpu-pvc", "xpu-a770",
+        "hip-mi300-triton-at-main", "xpu-pvc", "xpu-a770", "cuda-b200-triton", "cuda-b200-triton-at-main",
+        "hip-mi355x-triton", "hip-mi355x-triton-at-main", "xpu-b580-triton-xpu-3.3.0b1",
+        "xpu-b580-triton-xpu-at-main",
     }  # fmt: skip
     cpu = jobs["cpu-triton"]
     assert cpu["labels"] == ["ubuntu-latest"] and cpu["hosted"]
     assert cpu["pytest-args"] == "--backend cpu --toolchain triton" and not cpu["head"]
-    compile_targets = {"cuda:sm_80", "cuda:sm_90", "hip:gfx942", "xpu:pvc", "xpu:dg2"}
+    compile_targets = {"cuda:sm_80", "cuda:sm_90", "cuda:sm_100", "cuda:sm_120", "hip:gfx942", "hip:gfx950",
+                       "xpu:pvc", "xpu:dg2", "xpu:bmg", "xpu:ptl"}  # fmt: skip
     assert set(cpu["targets"]) == {"cpu:interpreter", *compile_targets}
     expected = {
         "cuda-h100": ("cuda", ["cuda:device", "cuda:sm_90"], "triton@main"),
         "hip-mi300": ("hip", ["hip:device", "hip:gfx942"], "triton@main"),
         "xpu-pvc": ("xpu", ["xpu:device", "xpu:pvc"], "triton-xpu@main"),
         "xpu-a770": ("xpu", ["xpu:device", "xpu:dg2"], "triton-xpu@main"),
+        "cuda-b200": ("cuda", ["cuda:device", "cuda:sm_100"], "triton@main"),
+        "hip-mi355x": ("hip", ["hip:device", "hip:gfx950"], "triton@main"),
+        "xpu-b580": ("xpu", ["xpu:device", "xpu:bmg"], "triton-xpu@main"),
     }
     for runner, (backend, targets, head) in expected.items():
         (job,) = [j for j in jobs.values() if j["runner"] == runner and j["head"]]
@@ -153,6 +159,8 @@ def test_nightly_jobs_come_from_the_matrix_file() -> None:
         assert job["pytest-args"] == f"--backend {backend} " + " ".join(f"--target {t}" for t in targets)
     assert jobs["xpu-pvc"]["torch-index"] == "https://download.pytorch.org/whl/xpu"
     assert jobs["cuda-h100-triton"]["pytest-args"].endswith("--toolchain triton")
+    assert jobs["cuda-b200-triton"]["pytest-args"].endswith("--toolchain triton")  # the newest release
+    assert jobs["xpu-b580-triton-xpu-3.3.0b1"]["pytest-args"].endswith("--toolchain triton-xpu==3.3.0b1")
 
 
 def test_bisects_run_where_the_target_is() -> None:
