@@ -1,16 +1,52 @@
 """How long each item kept its worker busy the last time this machine ran it, per backend.
 
-A GPU run hands its jobs out longest first, and which jobs are long is only known by running them
-(a numerics check built on torch.compile takes 20 s, its neighbour 2 s). Like pytest's own cache of
-last failures, this lives in the kregress cache of the machine; each run updates the items it ran,
-and a new item has no entry until it has run once."""
+A run hands its jobs out longest first, and which jobs are long is only known by running them (a
+numerics check built on torch.compile takes 20 s, its neighbour 2 s; scratch_overflow's dg2 compile
+five minutes). Like pytest's own cache of last failures, this lives in the kregress cache of the
+machine; each run updates the items it ran. A machine that never ran a backend orders by the
+durations kregress ships for it (durations/BACKEND.json, from the project's own runs, keyed by
+case::item so that any checkout's node ids match), and its own from then on."""
 
 from __future__ import annotations
 
 import json
+import re
+from importlib import resources
 from pathlib import Path
 
 from kregress.paths import cache_root, write_atomically
+
+ITEM_KEY = re.compile(r"([^/]+)/case\.toml::(.+)$")
+
+
+def item_key(nodeid: str) -> str:
+    """case::expectation[target] of a node id (corpus/CASE/case.toml::expectation[target])."""
+    found = ITEM_KEY.search(nodeid)
+    return f"{found.group(1)}::{found.group(2)}" if found else nodeid
+
+
+def shipped_durations(backend: str) -> dict[str, float]:
+    """case::item -> seconds from the project's own last run of the backend; empty where none ships."""
+    try:
+        known = json.loads((resources.files("kregress") / "durations" / f"{backend}.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return (
+        {k: float(v) for k, v in known.items() if isinstance(v, (int, float))}
+        if isinstance(known, dict)
+        else {}
+    )
+
+
+def ordering_durations(backend: str) -> dict[str, float]:
+    """What orders a run: the shipped durations (case::item keys) under this machine's own (node
+    ids), so an item this machine has timed goes by its own time."""
+    return {**shipped_durations(backend), **last_durations(backend)}
+
+
+def expected_seconds(nodeid: str, known: dict[str, float]) -> float:
+    """An item's duration by its node id, else by its case::item key (the shipped ones), else 0."""
+    return known.get(nodeid, known.get(item_key(nodeid), 0.0))
 
 
 def durations_path(backend: str) -> Path:
@@ -63,4 +99,7 @@ def watchdog_timeout(timeout: float, known: dict[str, float], nodeid: str) -> tu
     )
 
 
-__all__ = ["durations_path", "last_durations", "remember_durations", "watchdog_timeout"]
+__all__ = [
+    "durations_path", "expected_seconds", "item_key", "last_durations", "ordering_durations",
+    "remember_durations", "shipped_durations", "watchdog_timeout",
+]  # fmt: skip

@@ -1,4 +1,4 @@
-"""The order a GPU run hands its items to the workers (xdist keeps each worker's order alike: the
+"""The order a run hands its items to the workers (xdist keeps each worker's order alike: the
 durations are read once by the controller and sent to the workers)."""
 
 from __future__ import annotations
@@ -6,6 +6,13 @@ from __future__ import annotations
 import pytest
 
 from kregress.case_item import CaseItem
+from kregress.job_durations import expected_seconds
+
+
+def longest_first(item: pytest.Item, known: dict[str, float]) -> float:
+    """On the cpu backend: longest first, so the few long compiles (minutes, on one core each) start
+    while the many short items fill the other workers; ties keep collection order."""
+    return -expected_seconds(item.nodeid, known) if isinstance(item, CaseItem) else 0.0
 
 
 def handing_order(item: pytest.Item, known: dict[str, float]) -> tuple[int, float]:
@@ -19,5 +26,5 @@ def handing_order(item: pytest.Item, known: dict[str, float]) -> tuple[int, floa
     if not isinstance(item, CaseItem):
         return 3, 0.0
     if item.target.kind != "device":
-        return 1, -known.get(item.nodeid, 0.0)
-    return (0 if item.expectation.kind == "perf" else 2), -known.get(item.nodeid, 0.0)
+        return 1, -expected_seconds(item.nodeid, known)
+    return (0 if item.expectation.kind == "perf" else 2), -expected_seconds(item.nodeid, known)

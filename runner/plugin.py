@@ -35,7 +35,7 @@ from kregress.jobs import DEFAULT_TIMEOUT, close_fork_servers
 from kregress.judge import Outcome
 from kregress.kinds import KINDS
 from kregress.matrix import SchemaError, load_matrix
-from kregress.ordering import handing_order
+from kregress.ordering import handing_order, longest_first
 from kregress.record import ItemRecord
 from kregress.report import RECORD, ResultsCollector
 from kregress.run_state import STATE, RunState, durations_for_order, explicit_interpreter, run_devices, state
@@ -171,9 +171,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    known = durations_for_order(config)
     if device_variable(config.getoption("backend")):
-        known = durations_for_order(config)
         items.sort(key=lambda item: handing_order(item, known))  # stable: collection order for ties
+    else:
+        items.sort(key=lambda item: longest_first(item, known))
     shard = parse_shard(config.getoption("shard"))
     if shard is None:
         return
@@ -186,8 +188,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    if device_variable(node.config.getoption("backend")):
-        node.workerinput["kregress_durations"] = json.dumps(durations_for_order(node.config))
+    node.workerinput["kregress_durations"] = json.dumps(durations_for_order(node.config))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -217,8 +218,9 @@ def pytest_configure(config: pytest.Config) -> None:
         arch = device_compile_arch(backend, os.environ)
         targets = [matrix.as_device(target, arch) for target in targets]
     config.stash[STATE] = RunState(matrix, targets, workdir, explicit_interpreter(config), device)
-    if device_variable(backend) and getattr(config.option, "maxschedchunk", 0) is None:
+    if getattr(config.option, "maxschedchunk", 0) is None:
         # after the first deal (DealtScheduling), one item at a time keeps the order of handing_order
+        # (GPU) or longest_first (cpu): xdist's chunks would hand one worker every long item at once
         config.option.maxschedchunk = 1
     if not hasattr(config, "workerinput"):  # the controller (or a serial run) writes the reports
         config.pluginmanager.register(ResultsCollector(config), "kregress-results")
@@ -258,8 +260,9 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """On a GPU backend, xdist's load scheduling dealt one item at a time (DealtScheduling)."""
-    if not device_variable(config.getoption("backend")) or config.getoption("dist") != "load":
+    """xdist's load scheduling dealt one item at a time (DealtScheduling): the longest items, first
+    in the order, go one to each worker."""
+    if config.getoption("dist") != "load":
         return None
     from kregress.dealt_scheduling import DealtScheduling
 

@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from kregress.devices import device_variable
 from kregress.job_durations import remember_durations
 from kregress.judge import Outcome
 from kregress.record import ItemRecord, RunResults
@@ -97,9 +96,9 @@ class ResultsCollector:
         if md_path:
             md_path.parent.mkdir(parents=True, exist_ok=True)
             md_path.write_text(markdown)
+        # the order the next run of the backend hands its jobs out in
         backend = self.config.getoption("backend")
-        if device_variable(backend):  # the order the next GPU run hands its jobs out in
-            remember_durations(backend, {nodeid: self.durations[nodeid] for nodeid in self.records})
+        remember_durations(backend, {nodeid: self.durations[nodeid] for nodeid in self.records})
         if self.history and document.items:
             from kregress.history import store
 

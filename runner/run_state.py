@@ -17,7 +17,7 @@ import pytest
 from kregress import xpu_native
 from kregress.devices import describe, device_variable, probe_count, visible
 from kregress.item import toolchain_interpreter
-from kregress.job_durations import last_durations
+from kregress.job_durations import ordering_durations
 from kregress.jobs import Interpreter, JobOutcome
 from kregress.matrix import Matrix, Target
 from kregress.package_index import CandidateError, newest_release
@@ -129,8 +129,9 @@ def describe_devices(config: pytest.Config) -> list[dict[str, str]]:
 
 
 def durations_for_order(config: pytest.Config) -> dict[str, float]:
-    """The controller's copy of this machine's last durations (each worker must order its items
-    alike, or xdist refuses the run: read once, sent to the workers)."""
+    """The controller's copy of the durations that order the run, this machine's last over the
+    shipped ones (each worker must order its items alike, or xdist refuses the run: read once, sent
+    to the workers)."""
     if hasattr(config, "workerinput"):
         return json.loads(config.workerinput.get("kregress_durations", "{}"))
-    return last_durations(config.getoption("backend"))
+    return ordering_durations(config.getoption("backend"))

@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_corpus
+from conftest import CorpusRun, run_corpus
 
 ARGS = ("--target", "cpu:interpreter", "--target", "cuda:sm_90")
+
+
+def promised(run: CorpusRun) -> dict[str, str]:
+    """Each item's outcome as far as a run promises it: a perf item timed on this CPU reads PASS or
+    UNSTABLE with the load of the machine (the noise model's promise: never FAIL on noise), so those
+    two are one outcome here; every other outcome is deterministic."""
+    outcomes = run.outcomes()
+    for record in run.document["items"]:
+        name = f"{record['case']}::{record['nodeid'].split('::')[-1]}"
+        if record.get("kind") == "perf" and outcomes[name] in ("PASS", "UNSTABLE"):
+            outcomes[name] = "PASS or UNSTABLE"
+    return outcomes
 
 
 def test_parallel_run_matches_serial(tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -14,7 +26,8 @@ def test_parallel_run_matches_serial(tmp_path_factory: pytest.TempPathFactory) -
     serial = run_corpus(tmp_path_factory.mktemp("serial"), *corpora, args=ARGS)
     parallel = run_corpus(tmp_path_factory.mktemp("parallel"), *corpora, args=(*ARGS, "-n", "2"))
     assert serial.outcomes(), serial.output
-    assert parallel.outcomes() == serial.outcomes()
+    assert "PASS or UNSTABLE" in promised(serial).values()  # the perf item is there, and judged
+    assert promised(parallel) == promised(serial)
     assert parallel.returncode == serial.returncode == 1
 
 
