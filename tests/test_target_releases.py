@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from conftest import CORPORA, run_corpus
+from conftest import CORPORA, REPO, run_corpus
 from kregress.bisect.candidates import Candidate, CandidateError
 from kregress.bisect.command import applicable_releases
 from kregress.cli import main
@@ -154,3 +154,15 @@ def test_the_matrix_says_from_which_release_each_target_builds(tmp_path: Path, t
         outcomes[release] = (record["outcome"], record.get("message") or "")
     assert outcomes[before][0] == "SKIP" and "cannot build" in outcomes[before][1], outcomes
     assert outcomes[first][0] == "PASS", outcomes
+
+
+@pytest.mark.slow
+def test_the_register_figure_is_the_binarys_own_from_3_7_on(tmp_path: Path) -> None:
+    """From 3.7.0 Triton assembles with --regAllocOptLevel=2; a `ptxas -v` without it reports another
+    allocation (measured under 3.9.0 on sm_120: 80 registers, the cubin 84). The figure kregress
+    reads must be the cubin's, on every target, under the newest release as under the pinned one."""
+    corpus = tmp_path / "work" / "corpus"
+    shutil.copytree(REPO / "corpus" / "native_binary_flags", corpus / "native_binary_flags")
+    args = ("--target", "cuda:sm_120", "--target", "cuda:sm_90", "-k", "cubin-registers-match-ptxas")
+    run = run_corpus(tmp_path, args=(*args, "--toolchain", "triton==3.9.0"))
+    assert set(run.outcomes().values()) == {"PASS"} and len(run.outcomes()) == 2, run.output[-3000:]

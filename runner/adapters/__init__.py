@@ -92,24 +92,27 @@ def ptxas_gpu_name(arch: str) -> str:
     return f"sm_{number}a" if number >= 90 else f"sm_{number}"
 
 
-def ptxas_figures(ptxas: str, ptx: str, arch: str) -> dict[str, int]:
-    """Registers, stack and spills per thread as `ptxas -v` reports them for this PTX, kept by
-    content (the ptxas binary, the GPU name, the PTX): Triton's cache keeps the cubin but not these,
-    and a warm run would otherwise assemble every kernel again."""
+def ptxas_figures(ptxas: str, ptx: str, arch: str, options: tuple[str, ...] = ()) -> dict[str, int]:
+    """Registers, stack and spills per thread as `ptxas -v` reports them for this PTX, assembled with
+    the `options` the compiler itself passes (else the figures come from another register
+    allocation than the binary's), kept by content (the ptxas binary, its options, the GPU name, the
+    PTX): Triton's cache keeps the cubin but not these, and a warm run would otherwise assemble every
+    kernel again."""
 
     def make() -> str:
-        return json.dumps(ptxas_figures_now(ptxas, ptx, arch))
+        return json.dumps(ptxas_figures_now(ptxas, ptx, arch, options))
 
-    decided_by = [*file_identity(ptxas), ptxas_gpu_name(arch)]
+    decided_by = [*file_identity(ptxas), *options, ptxas_gpu_name(arch)]
     return json.loads(kept_text("ptxas-figures", decided_by, ptx, make, suffix=".json"))
 
 
-def ptxas_figures_now(ptxas: str, ptx: str, arch: str) -> dict[str, int]:
+def ptxas_figures_now(ptxas: str, ptx: str, arch: str, options: tuple[str, ...] = ()) -> dict[str, int]:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "kernel.ptx"
         src.write_text(ptx)
+        gpu = f"--gpu-name={ptxas_gpu_name(arch)}"
         done = subprocess.run(
-            [ptxas, "-v", f"--gpu-name={ptxas_gpu_name(arch)}", str(src), "-o", str(Path(tmp) / "k.cubin")],
+            [ptxas, "-v", *options, gpu, str(src), "-o", str(Path(tmp) / "k.cubin")],
             capture_output=True,
             text=True,
             check=False,
