@@ -17,7 +17,7 @@ import torch
 import triton
 import triton.language as tl
 
-from kregress.case import TritonKernel
+from kregress.case import TritonKernel, Unsupported
 
 M, N, K = 256, 256, 192
 BM, BN, BK = 128, 128, 64
@@ -67,8 +67,18 @@ specialized = kernel(True)
 plain = kernel(False)
 
 
+def on_sm_120(device: str) -> None:
+    """The bug is in the sm_120 lowering: another GPU compiles this loop on other paths, with other
+    bugs of its own (on an H100 under 3.6.0 and 3.9.0 warp specialization of a pointer-load GEMM
+    stops in Hopper's own warp-specialization passes), so it says nothing of this one."""
+    capability = torch.cuda.get_device_capability(device)
+    if capability != (12, 0):
+        raise Unsupported(f"the bug is sm_120's; this device is sm_{capability[0]}{capability[1]}")
+
+
 def check_specialized(device: str):
-    """The warp-specialized GEMM against float64 (fp16 output)."""
+    """The warp-specialized GEMM against float64 (fp16 output), on an sm_120 device."""
+    on_sm_120(device)
     args = operands(device)
     gemm_kernel[(M // BM, N // BN)](**args, **SIZES, WARP_SPECIALIZE=True, num_stages=3)
     a, b = (args[k].cpu().double().numpy() for k in ("a_ptr", "b_ptr"))
