@@ -6,13 +6,23 @@ from __future__ import annotations
 import pytest
 
 from kregress.case_item import CaseItem
+from kregress.dealt_scheduling import share_group
 from kregress.job_durations import expected_seconds
 
 
-def longest_first(item: pytest.Item, known: dict[str, float]) -> float:
-    """On the cpu backend: longest first, so the few long compiles (minutes, on one core each) start
-    while the many short items fill the other workers; ties keep collection order."""
-    return -expected_seconds(item.nodeid, known) if isinstance(item, CaseItem) else 0.0
+def longest_first(items: list[pytest.Item], known: dict[str, float]) -> list[pytest.Item]:
+    """On the cpu backend: the items of one (case, target) side by side, as they share a compile
+    (kregress.dealt_scheduling hands them to one worker), the groups longest first, so the few long
+    compiles (minutes, on one core each) start while the many short items fill the other workers;
+    ties keep collection order."""
+    groups: dict[tuple[str, str], list[pytest.Item]] = {}
+    for item in items:
+        groups.setdefault(share_group(item.nodeid), []).append(item)
+
+    def seconds(group: list[pytest.Item]) -> float:
+        return sum(expected_seconds(i.nodeid, known) for i in group if isinstance(i, CaseItem))
+
+    return [item for group in sorted(groups.values(), key=lambda g: -seconds(g)) for item in group]
 
 
 def handing_order(item: pytest.Item, known: dict[str, float]) -> tuple[int, float]:

@@ -175,7 +175,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if device_variable(config.getoption("backend")):
         items.sort(key=lambda item: handing_order(item, known))  # stable: collection order for ties
     else:
-        items.sort(key=lambda item: longest_first(item, known))
+        items[:] = longest_first(items, known)
     shard = parse_shard(config.getoption("shard"))
     if shard is None:
         return
@@ -266,7 +266,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         return None
     from kregress.dealt_scheduling import DealtScheduling
 
-    return DealtScheduling(config, log)
+    return DealtScheduling(config, log, together=not device_variable(config.getoption("backend")))
 
 
 # tryfirst: xdist's own implementation answers one worker per core, and whichever of the two is

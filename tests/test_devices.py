@@ -305,7 +305,7 @@ def test_on_a_gpu_backend_the_first_items_are_dealt_round_the_workers(tmp_path: 
     assert sorted(ran.values(), key=min) == [{0, 2}, {1, 3}], done.stdout[-3000:]
 
 
-def test_xdist_hands_out_one_item_at_a_time_on_a_gpu_backend(tmp_path: Path) -> None:
+def test_xdist_hands_out_one_item_at_a_time(tmp_path: Path) -> None:
     (tmp_path / "show_chunk.py").write_text(
         "def pytest_sessionstart(session):\n    print('maxschedchunk', session.config.option.maxschedchunk)\n"
     )
@@ -319,7 +319,8 @@ def test_xdist_hands_out_one_item_at_a_time_on_a_gpu_backend(tmp_path: Path) -> 
         )  # fmt: skip
         said[backend] = done.stdout
     assert "maxschedchunk 1" in said["cuda"], said["cuda"][-2000:]
-    assert "maxschedchunk None" in said["cpu"]  # on the CPU xdist's own chunks stay
+    # on the CPU too, one at a time after the deal: one (case, target) group, longest first
+    assert "maxschedchunk 1" in said["cpu"], said["cpu"][-2000:]
 
 
 def test_a_device_item_on_a_machine_without_the_device_skips_saying_so(tmp_path: Path) -> None:

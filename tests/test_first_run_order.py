@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from conftest import REPO, package_with
+from kregress.dealt_scheduling import share_group
 from kregress.job_durations import expected_seconds, item_key, shipped_durations
 
 SELECTION = ("-k", "flip_default_dim or cas_loop_int64", "--target", "cuda:sm_90", "--target", "cuda:sm_80")
@@ -45,22 +47,44 @@ def test_the_shipped_order_covers_the_corpus_on_the_cpu_backend() -> None:
     assert max(shipped, key=shipped.__getitem__).startswith("scratch_overflow::")  # its dg2 compile
 
 
-def test_a_new_machine_orders_by_the_shipped_durations(tmp_path: Path) -> None:
-    plain = collected(tmp_path / "none", *SELECTION, env={"PYTHONPATH": ""})
-    last = plain[-1]  # in collection order, the last item: shipped as the longest, it goes first
+def with_shipped(tmp_path: Path, durations: dict[str, float]) -> dict[str, str]:
+    """The environment of a run whose kregress ships `durations` for the cpu backend."""
     site = package_with(tmp_path, "durations/cpu_order_test.json", "{}")  # a copy to change
-    (site / "kregress" / "durations" / "cpu.json").write_text(json.dumps({item_key(last): 999.0}))
-    shipped_first = collected(tmp_path / "empty", *SELECTION, env={"PYTHONPATH": str(site)})
-    assert shipped_first[0] == last and sorted(shipped_first) == sorted(plain)
-    assert shipped_first[1:] == [i for i in plain if i != last]  # ties: collection order
+    (site / "kregress" / "durations" / "cpu.json").write_text(json.dumps(durations))
+    return {"PYTHONPATH": str(site)}
+
+
+def groups(ids: list[str]) -> list[tuple[str, str]]:
+    """The (case, target) of each item, in order, runs of one counted once."""
+    found: list[tuple[str, str]] = []
+    for nodeid in ids:
+        group = share_group(nodeid)
+        if not found or found[-1] != group:
+            found.append(group)
+    return found
+
+
+def test_a_new_machine_orders_by_the_shipped_durations(tmp_path: Path) -> None:
+    """With nothing shipped: collection order, a case's items on one target side by side (they share
+    a compile). With a shipped duration: that item's (case, target) goes first."""
+    plain = collected(tmp_path / "none", *SELECTION, env=with_shipped(tmp_path / "a", {}))
+    assert len(groups(plain)) == len(set(groups(plain))), plain  # each (case, target) in one run
+    last = plain[-1]
+    shipped = collected(
+        tmp_path / "empty", *SELECTION, env=with_shipped(tmp_path / "b", {item_key(last): 999.0})
+    )
+    first = [i for i in plain if share_group(i) == share_group(last)]
+    assert shipped[: len(first)] == first and sorted(shipped) == sorted(plain)
+    assert shipped[len(first) :] == [i for i in plain if i not in first]  # ties: collection order
 
 
 def test_the_machines_own_durations_take_over(tmp_path: Path) -> None:
-    plain = collected(tmp_path / "none", *SELECTION)
+    env = with_shipped(tmp_path / "a", {})
+    plain = collected(tmp_path / "none", *SELECTION, env=env)
     (tmp_path / "own" / "durations").mkdir(parents=True)
-    second = plain[1]
-    (tmp_path / "own" / "durations" / "cpu.json").write_text(json.dumps({second: 10_000.0}))
-    assert collected(tmp_path / "own", *SELECTION)[0] == second
+    last = plain[-1]
+    (tmp_path / "own" / "durations" / "cpu.json").write_text(json.dumps({last: 10_000.0}))
+    assert share_group(collected(tmp_path / "own", *SELECTION, env=env)[0]) == share_group(last)
 
 
 def test_a_cpu_run_remembers_how_long_each_item_took(tmp_path: Path) -> None:
@@ -75,3 +99,24 @@ def test_a_cpu_run_remembers_how_long_each_item_took(tmp_path: Path) -> None:
     assert sorted(map(item_key, remembered)) == [
         "cas_loop_int64::compiles-i32[cuda:sm_90]", "cas_loop_int64::compiles-i64[cuda:sm_90]",
     ]  # fmt: skip
+
+
+def test_a_cases_items_on_one_target_go_to_one_worker(tmp_path: Path) -> None:
+    """They share a compile: on two workers at once it was built twice (scratch_overflow's dg2
+    kernel, five minutes each). Dealt as a group, each (case, target) runs on one worker only."""
+    selection = ("-k", "flip_default_dim or amd_select_base_pointer", "--target", "cuda:sm_90",
+                 "--target", "hip:gfx942")  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--backend", "cpu",
+         *selection, "-n", "2", "-v"],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=False,
+        env={**os.environ, "KREGRESS_CACHE_DIR": str(tmp_path)},
+    )  # fmt: skip
+    workers: dict[tuple[str, str], set[str]] = {}
+    for line in done.stdout.splitlines():
+        found = re.match(r"\[(gw\d)\] \[[ \d%]+\] \w+ (\S+)", line)
+        if found:
+            workers.setdefault(share_group(found.group(2)), set()).add(found.group(1))
+    assert len(workers) >= 4, done.stdout[-3000:]
+    assert all(len(ran_on) == 1 for ran_on in workers.values()), workers
+    assert set.union(*workers.values()) == {"gw0", "gw1"}  # and both workers had work
