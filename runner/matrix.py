@@ -10,9 +10,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
-from packaging.version import InvalidVersion, Version
 from pydantic import Field, field_validator, model_validator
 
 from kregress.schema import SchemaError, Strict, parse, read_toml
@@ -42,10 +39,8 @@ class Target(Strict):
     @classmethod
     def _releases(cls, since: dict[str, str]) -> dict[str, str]:
         for package, release in since.items():
-            try:
-                Version(release)
-            except InvalidVersion:
-                raise ValueError(f"since.{package} = {release!r} is not a release version") from None
+            if not RELEASE.fullmatch(release):
+                raise ValueError(f"since.{package} = {release!r} is not a release version")
         return since
 
     @property
@@ -61,20 +56,33 @@ class Target(Strict):
         """Why release `version` of `package` cannot target this at all (it is older than the first
         that can), or None. A version that is not a release (a local build) is taken as applicable."""
         first = self.since.get(package)
-        if first is None:
+        found = RELEASE.match(version)
+        if first is None or found is None:
             return None
-        try:
-            older = Version(version).release < Version(first).release
-        except InvalidVersion:
-            return None
-        if not older:
+        if release_of(found.group(0)) >= release_of(first):
             return None
         return f"{package} {version} predates {self.name or self.arch} (first built by {package} {first})"
+
+
+# A release's numbers (3.3.0 of 3.3.0rc1 or 3.6.0+git12ab): the child reads targets too, and an
+# environment that brings its own torch lends it no `packaging`.
+RELEASE = re.compile(r"\d+(?:\.\d+)*")
+
+
+def release_of(text: str) -> tuple[int, ...]:
+    """3.3 and 3.3.0 alike: trailing zeros dropped."""
+    numbers = [int(part) for part in text.split(".")]
+    while numbers and numbers[-1] == 0:
+        numbers.pop()
+    return tuple(numbers)
 
 
 def pinned_releases(requirements: Iterable[str]) -> dict[str, str]:
     """The release of each package that requirements pin: an exact pin (triton==3.2.0) or a wheel's
     file name (a build of a commit); anything else (a range, a checkout) says nothing."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
     found = {}
     for part in requirements:
         if part.endswith(".whl"):
