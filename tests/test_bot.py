@@ -57,7 +57,7 @@ def test_anyone_else_gets_one_line_and_nothing_runs(corpus: Path, association: s
     ("body", "words"),
     [
         ("/kregress run nothere -t cpu:interpreter", "there is no case `nothere` in corpus/"),
-        ("/kregress run doubles -t cuda:sm_100", "unknown target `cuda:sm_100`; known: "),
+        ("/kregress run doubles -t cuda:sm_75", "unknown target `cuda:sm_75`; known: "),
         ("/kregress run doubles", "say where: `-t TARGET`"),
         ("/kregress explode doubles", "invalid choice: 'explode'"),
         ("/kregress bisect doubles -t cpu:interpreter", "`doubles` names no bad and good releases"),

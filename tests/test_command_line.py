@@ -63,7 +63,10 @@ def test_cpu_backend_covers_every_compile_only_target(tmp_path: Path) -> None:
     work = copy_corpus(tmp_path, "kinds/vector_add")
     done = pytest_in(work, "--collect-only", "-q", "corpus", "-k", "compiles")
     targets = sorted(line.split("[")[1].rstrip("]") for line in done.stdout.splitlines() if "::" in line)
-    assert targets == ["cuda:sm_80", "cuda:sm_90", "hip:gfx942", "xpu:dg2", "xpu:pvc"]
+    assert targets == [
+        "cuda:sm_100", "cuda:sm_120", "cuda:sm_80", "cuda:sm_90", "hip:gfx942", "hip:gfx950", "xpu:bmg",
+        "xpu:dg2", "xpu:ptl", "xpu:pvc",
+    ]  # fmt: skip
 
 
 def test_markdown_summary_goes_to_the_step_summary_and_junit_has_the_record(tmp_path: Path) -> None:

@@ -54,11 +54,11 @@ def test_a_good_manifest_loads(tmp_path: Path) -> None:
         (GOOD.replace('kernel = "k"', ""), "expect[0].kernel: required field is missing"),
         (
             GOOD.replace('framework = "triton"', "framework = 3"),
-            "framework: must be 'triton', 'nvfuser' or 'tilelang' (got 3)",
+            "framework: must be 'triton', 'gluon', 'nvfuser' or 'tilelang' (got 3)",
         ),
         (
             GOOD.replace('framework = "triton"', 'framework = "cuda"'),
-            "framework: must be 'triton', 'nvfuser' or 'tilelang' (got 'cuda')",
+            "framework: must be 'triton', 'gluon', 'nvfuser' or 'tilelang' (got 'cuda')",
         ),
         ("colour = 1\n" + GOOD, "case.toml: colour: unknown key"),
         (GOOD.replace('kernel = "k"', 'kernel = "k"\nlimit = 3'), "expect[0].limit: unknown key"),
