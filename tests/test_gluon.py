@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import run_corpus
+from conftest import run_written_case
 from kregress.cli import main
 from kregress.frameworks import FRAMEWORKS, framework_of_source
 
@@ -83,13 +83,6 @@ copy_wave64 = bound(64)
 '''
 
 
-def write(tmp_path: Path) -> None:
-    case = tmp_path / "work" / "corpus" / "gluon_copy"
-    case.mkdir(parents=True)
-    (case / "case.toml").write_text(CASE)
-    (case / "repro.py").write_text(REPRO)
-
-
 def test_gluon_registers_as_a_framework_of_its_own() -> None:
     gluon = FRAMEWORKS["gluon"]
     assert gluon.released_as == "triton" and gluon.adapter == "kregress.adapters.gluon_aot"
@@ -101,9 +94,14 @@ def test_gluon_registers_as_a_framework_of_its_own() -> None:
 
 
 def test_a_gluon_case_compiles_for_blackwell_and_cdna4_and_its_range_is_over_triton(tmp_path: Path) -> None:
-    write(tmp_path)
+    run = run_written_case(
+        tmp_path,
+        "gluon_copy",
+        REPRO,
+        CASE,
+        ("--backend", "cpu", "--target", "cuda:sm_100", "--target", "hip:gfx950"),
+    )
     assert main(["check", str(tmp_path / "work" / "corpus")]) == 0
-    run = run_corpus(tmp_path, args=("--backend", "cpu", "--target", "cuda:sm_100", "--target", "hip:gfx950"))
     outcomes = run.outcomes()
     assert outcomes == {
         "gluon_copy::compiles[cuda:sm_100]": "PASS",
