@@ -4,7 +4,6 @@ for the outcome the user called bad. Observations are memoized per (case, target
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import subprocess
@@ -19,6 +18,7 @@ from typing import Any
 
 from filelock import FileLock
 
+from kregress import machine_tools
 from kregress.bisect.search import PointVerdict
 from kregress.errors import KregressError
 from kregress.judge import Outcome
@@ -259,28 +259,6 @@ class CaseRun:
         return Observation({f"{record.expectation}[{record.target}]": record for record in records})
 
 
-@functools.cache
-def hip_linker_identity() -> str:
-    """The external ld.lld that AMD compiles of Triton up to 3.4 link with, as the adapter finds it:
-    where there is none, those items SKIP, so a judgement on a machine without it says nothing
-    about one with it."""
-    from kregress.adapters.triton_aot import find_hip_linker
-
-    chosen = find_hip_linker()
-    if not chosen:
-        return "none"
-    try:
-        shown = subprocess.run([chosen, "--version"], capture_output=True, text=True, timeout=60, check=False)
-    except OSError as exc:
-        return f"{chosen}: {exc}"
-    return shown.stdout.strip() or chosen
-
-
-# What a backend's compiles use of this machine besides the environment (the tools no package
-# brings), by backend: part of the key of a judgement on that backend's targets.
-MACHINE_TOOLS: dict[str, Callable[[], str]] = {"hip": hip_linker_identity}
-
-
 def judgement_key(run: CaseRun, toolchain: str | None) -> str:
     """Everything a judgement of `run` under `toolchain` (None: the matrix's toolchains in kregress's
     own environment) depends on: the case's files, the selection, the target's entry in the matrix,
@@ -304,9 +282,9 @@ def judgement_key(run: CaseRun, toolchain: str | None) -> str:
         key["compiled_first_for"] = run.compile_first
     if run.timeout:  # a shorter one may turn a PASS into a TIMEOUT
         key["timeout"] = run.timeout
-    tool = MACHINE_TOOLS.get(str(target.get("backend")))
-    if tool is not None:
-        key["machine_tool"] = tool()
+    tools = machine_tools.identity(str(target.get("backend")))
+    if tools is not None:
+        key["machine_tool"] = tools
     return json.dumps(key, sort_keys=True)
 
 

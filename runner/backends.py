@@ -20,7 +20,6 @@ class Backend:
     query_devices: tuple[str, ...] = ()  # prints "index, name, driver, uuid" per device, as CSV
     select_device: str = ""  # the query tool's flag that names one device
     query_arch: tuple[str, ...] = ()  # prints the compute capability ("10.0") per device, one a line
-    native_compiler: bool = False  # compile targets also get Intel's native compiler (xpu_native)
 
 
 BACKENDS: dict[str, Backend] = {
@@ -41,7 +40,7 @@ BACKENDS: dict[str, Backend] = {
             query_arch=("nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"),
         ),
         Backend("hip", "cuda", visible_devices="HIP_VISIBLE_DEVICES", list_devices=("rocm-smi", "--showid")),
-        Backend("xpu", "xpu", visible_devices="ZE_AFFINITY_MASK", native_compiler=True),
+        Backend("xpu", "xpu", visible_devices="ZE_AFFINITY_MASK"),
     )
 }
 

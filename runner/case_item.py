@@ -16,7 +16,7 @@ import pytest
 
 from kregress.devices import device_lock
 from kregress.errors import KregressError
-from kregress.item import judge_item, with_native_compiler
+from kregress.item import judge_item, with_machine_tools
 from kregress.job_durations import watchdog_timeout
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, run_job
 from kregress.judge import Outcome, Verdict
@@ -24,7 +24,7 @@ from kregress.kinds import Expectation
 from kregress.manifest import Case
 from kregress.matrix import Target
 from kregress.record import ItemRecord
-from kregress.run_state import durations_for_order, interpreter_for, native_variables, state
+from kregress.run_state import durations_for_order, interpreter_for, machine_tool_variables, state
 
 
 class ItemError(KregressError):
@@ -88,7 +88,9 @@ class CaseItem(pytest.Item):
             self.verdict = Verdict.skip(interpreter)
             self.outcome_record = self.record(outcome=Outcome.SKIP.value, message=interpreter)
             return
-        interpreter = with_native_compiler(self.target, interpreter, lambda: native_variables(self.config))
+        interpreter = with_machine_tools(
+            self.target, interpreter, lambda backend: machine_tool_variables(self.config, backend)
+        )
         judged = judge_item(
             self.case,
             self.expectation_name,

@@ -84,3 +84,50 @@ def download(into: Path, suite: str, packages: Sequence[str], debs_variable: str
     debs.mkdir()
     run(["apt-get", *options, "download", *packages], f"apt-get download from Debian {suite}", cwd=debs)
     return debs
+
+
+def packages_in(folder: Path, packages: Sequence[str], debs_variable: str) -> dict[str, tuple[Path, str]]:
+    """The .deb file and version of each of `packages` in `folder`, by package name; every one
+    must be there (the message names the missing ones and the variable that pointed here)."""
+    found = {}
+    for deb in sorted(folder.glob("*.deb")):
+        fields = deb_fields(deb)
+        found[fields.get("Package", "")] = (deb, fields.get("Version", "unknown"))
+    missing = [p for p in packages if p not in found]
+    if missing:
+        raise ProvisionError(
+            f"{debs_variable}={folder} lacks {', '.join(missing)} (it needs the .deb files of "
+            f"{', '.join(packages)})"
+        )
+    return {p: found[p] for p in packages}
+
+
+LOADER = "ld-linux-x86-64.so.2"
+LIBRARY_FOLDERS = ("usr/lib/x86_64-linux-gnu", "lib/x86_64-linux-gnu")  # merged /usr or not
+
+WRAPPER = """#!/bin/sh
+# {program} from {source}, run through the loader of the C library it was built against.
+here=$(dirname "$(readlink -f "$0")")/..
+exec "$here/root/{loader}" --library-path "{library_path}" "$here/root/{program}" "$@"
+"""
+
+
+def unpack_with_loader(debs: dict[str, tuple[Path, str]], folder: Path, program: str, name: str,
+                       source: str) -> Path:  # fmt: skip
+    """Unpack `debs` into `folder/root` and write `folder/bin/name`, which runs `program` (a path
+    inside the packages) through the unpacked C library's own loader: a tool of another Debian
+    release runs on this machine's kernel whatever its own libraries are."""
+    for deb, _ in debs.values():
+        run(["dpkg-deb", "-x", str(deb), str(folder / "root")], f"unpacking {deb.name}")
+    root = folder / "root"
+    libraries = [lib for lib in LIBRARY_FOLDERS if (root / lib).is_dir()]
+    loader = next((f"{lib}/{LOADER}" for lib in libraries if (root / lib / LOADER).exists()), None)
+    if loader is None or not (root / program).exists():
+        raise ProvisionError(f"{source}: no {program} or no {LOADER} among the unpacked files")
+    (folder / "bin").mkdir(exist_ok=True)
+    wrapper = folder / "bin" / name
+    library_path = ":".join(f"$here/root/{lib}" for lib in libraries)
+    text = WRAPPER.format(program=program, source=source, loader=loader, library_path=library_path)
+    wrapper.write_text(text)
+    wrapper.chmod(0o755)
+    return wrapper

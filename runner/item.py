@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kregress.backends import BACKENDS
 from kregress.frameworks import FRAMEWORKS
 from kregress.jobs import Interpreter, Job, JobOutcome
 from kregress.judge import Verdict, judge
@@ -84,11 +83,12 @@ def toolchain_interpreter(spec: str | None, log: Callable[[str], None]) -> Inter
     return EnvironmentCache().get(Toolchain.parse(spec), log=log).interpreter()
 
 
-def with_native_compiler(
-    target: Target, interpreter: Interpreter, variables: Callable[[], dict[str, str]]
+def with_machine_tools(
+    target: Target, interpreter: Interpreter, variables: Callable[[str], dict[str, str]]
 ) -> Interpreter:
-    """Compile targets of a backend that declares a native compiler (XPU) also get its variables
-    (where it cannot be provisioned, the children say why in the SKIPs of the native figures)."""
-    if not BACKENDS[target.backend].native_compiler or target.kind != "compile":
+    """Compile targets also get the variables of the tools their backend takes from the machine
+    (kregress.machine_tools: XPU's ocloc, AMD's linker); where one cannot be provisioned, the
+    children say why in the SKIPs of what needs it."""
+    if target.kind != "compile":
         return interpreter
-    return replace(interpreter, env={**interpreter.env, **variables()})
+    return replace(interpreter, env={**interpreter.env, **variables(target.backend)})

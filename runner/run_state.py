@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kregress import xpu_native
+from kregress import machine_tools
 from kregress.devices import describe, device_variable, probe_count, visible
 from kregress.item import toolchain_interpreter
 from kregress.job_durations import ordering_durations
@@ -38,7 +38,7 @@ class RunState:
     device_waits: dict[tuple[str, ...], float] = field(default_factory=dict)  # job -> s to get the device
     job_starts: dict[tuple[str, ...], float] = field(default_factory=dict)  # job -> when asked for (epoch s)
     matrix_toolchains: dict[str, Interpreter | str] = field(default_factory=dict)  # or why not
-    native_xpu: dict[str, str] | None = None  # the variables for Intel's ocloc, asked once
+    machine_tools: dict[str, dict[str, str]] = field(default_factory=dict)  # by backend, asked once
     # case::expectation[target] -> why that pair is not collected; a worker sends its own to the controller
     not_applicable: dict[str, str] = field(default_factory=dict)
     run_devices: list[dict[str, str]] | None = None  # every device the run may use
@@ -101,12 +101,13 @@ def judged_release(config: pytest.Config, target: Target, package: str) -> str |
     return distribution_version(package)
 
 
-def native_variables(config: pytest.Config) -> dict[str, str]:
-    """Intel's native compiler for XPU compile targets, provisioned once per process."""
+def machine_tool_variables(config: pytest.Config, backend: str) -> dict[str, str]:
+    """The tools `backend`'s compile targets take from the machine (kregress.machine_tools),
+    provisioned once per process."""
     run = state(config)
-    if run.native_xpu is None:
-        run.native_xpu = xpu_native.child_variables(log=progress)
-    return run.native_xpu
+    if backend not in run.machine_tools:
+        run.machine_tools[backend] = machine_tools.child_variables(backend, log=progress)
+    return run.machine_tools[backend]
 
 
 def run_devices(config: pytest.Config) -> list[dict[str, str]]:

@@ -11,6 +11,7 @@ kregress cache, listed and pruned with the toolchain environments.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -19,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kregress import level_zero
+from kregress import debian, level_zero
 from kregress.adapters.ocloc import CANDIDATES_VARIABLE, PROVISIONED_VARIABLE
-from kregress.debian import ProvisionError, deb_fields, run
+from kregress.debian import ProvisionError, run
 from kregress.debian import download as fetch
 from kregress.debian import mirror as debian_mirror
 from kregress.toolchains import ENV_FORMAT, META, EnvironmentCache
@@ -30,8 +31,6 @@ DEBS_VARIABLE = "KREGRESS_XPU_NATIVE_DEBS"
 # Measured: ocloc 26.27 with IGC 2.40 needs these and nothing else from outside its own packages.
 PACKAGES = ("intel-ocloc", "libigc2", "libigdfcl2", "libc6", "libstdc++6", "libgcc-s1", "zlib1g")
 SUITE = "sid"  # the only Debian suite whose IGC enforces the hardware's scratch limit as IGC does
-LIBRARIES = "usr/lib/x86_64-linux-gnu"
-LOADER = "ld-linux-x86-64.so.2"
 
 
 # The native XPU compiler could not be provisioned; the message says what to install or set.
@@ -39,19 +38,8 @@ NativeXpuError = ProvisionError
 
 
 def packages_in(folder: Path) -> dict[str, tuple[Path, str]]:
-    """The .deb file and version of each of PACKAGES in `folder`, by package name; every one must
-    be there."""
-    found = {}
-    for deb in sorted(folder.glob("*.deb")):
-        fields = deb_fields(deb)
-        found[fields.get("Package", "")] = (deb, fields.get("Version", "unknown"))
-    missing = [p for p in PACKAGES if p not in found]
-    if missing:
-        raise NativeXpuError(
-            f"{DEBS_VARIABLE}={folder} lacks {', '.join(missing)} (it needs the .deb files of "
-            f"{', '.join(PACKAGES)})"
-        )
-    return {p: found[p] for p in PACKAGES}
+    """The .deb file and version of each of PACKAGES in `folder`; every one must be there."""
+    return debian.packages_in(folder, PACKAGES, DEBS_VARIABLE)
 
 
 def mirror() -> str:
@@ -62,13 +50,6 @@ def mirror() -> str:
 def download(into: Path) -> dict[str, tuple[Path, str]]:
     """Fetch PACKAGES by name from Debian's development suite, with apt's state kept private."""
     return packages_in(fetch(into, SUITE, PACKAGES, DEBS_VARIABLE))
-
-
-WRAPPER = """#!/bin/sh
-# {ocloc} from {source}, run through the loader of the C library it was built against.
-here=$(dirname "$(readlink -f "$0")")/..
-exec "$here/root/{libraries}/{loader}" --library-path "$here/root/{libraries}" "$here/root/{ocloc}" "$@"
-"""
 
 
 def make(folder: Path, log: Any) -> dict[str, Any]:
@@ -84,18 +65,15 @@ def make(folder: Path, log: Any) -> dict[str, Any]:
         debs = download(folder)
     versions = {package: version for package, (_, version) in debs.items()}
     log(f"unpacking Intel's native XPU compiler ({len(debs)} packages) from {source}")
-    for deb, _ in debs.values():
+    for deb, _ in debs.values():  # ocloc's file name carries its version: look for it first
         run(["dpkg-deb", "-x", str(deb), str(folder / "root")], f"unpacking {deb.name}")
+    programs = sorted(p for p in (folder / "root" / "usr" / "bin").glob("ocloc*") if not p.is_symlink())
+    if not programs:
+        raise NativeXpuError(f"{source}: no usr/bin/ocloc* among the unpacked files")
+    ocloc = str(programs[0].relative_to(folder / "root"))
+    wrapper = debian.unpack_with_loader({}, folder, ocloc, "ocloc", source)
     shutil.rmtree(folder / "apt", ignore_errors=True)
     shutil.rmtree(folder / "debs", ignore_errors=True)
-    programs = sorted(p for p in (folder / "root" / "usr" / "bin").glob("ocloc*") if not p.is_symlink())
-    if not programs or not (folder / "root" / LIBRARIES / LOADER).exists():
-        raise NativeXpuError(f"{source}: no usr/bin/ocloc* or no {LOADER} among the unpacked files")
-    ocloc = programs[0].relative_to(folder / "root")
-    (folder / "bin").mkdir()
-    wrapper = folder / "bin" / "ocloc"
-    wrapper.write_text(WRAPPER.format(ocloc=ocloc, source=source, libraries=LIBRARIES, loader=LOADER))
-    wrapper.chmod(0o755)
     answer = run([str(wrapper), "--version"], f"running {ocloc} from {source}").strip()
     return {
         "format": ENV_FORMAT,
@@ -137,3 +115,21 @@ def child_variables(log: Any = lambda message: None) -> dict[str, str]:
         return {**needed, PROVISIONED_VARIABLE: json.dumps({"why_not": why})}
     described = {"source": native["source"], "versions": native["versions"]}
     return {**needed, CANDIDATES_VARIABLE: native["path"], PROVISIONED_VARIABLE: json.dumps(described)}
+
+
+@functools.cache
+def identity() -> str:
+    """The native compiler a judgement of an XPU compile target used, by package versions (IGC's
+    among them) and any ocloc on PATH, which the child tries first: part of a remembered
+    judgement's key, so that a new IGC is judged again, never read back as the old verdict."""
+    on_path = shutil.which("ocloc")
+    try:
+        versions: dict[str, str] = provision()["versions"]
+    except NativeXpuError as exc:
+        versions = {"not provisioned": str(exc).splitlines()[0]}
+    if on_path:
+        try:
+            versions = {**versions, "on PATH": run([on_path, "--version"], "ocloc --version").strip()}
+        except NativeXpuError as exc:
+            versions = {**versions, "on PATH": str(exc).splitlines()[0]}
+    return json.dumps(versions, sort_keys=True)

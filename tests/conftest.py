@@ -171,3 +171,21 @@ def package_with(tmp_path: Path, module: str, text: str) -> Path:
     after = {p.relative_to(package) for p in package.rglob("*") if p.is_file()}
     assert after - before == {Path(module)}  # the whole change
     return site
+
+
+def make_deb(folder: Path, package: str, files: dict[str, Path]) -> Path:
+    """A real .deb of `package` holding `files` (path inside -> source), built with dpkg-deb."""
+    tree = folder / f"tree-{package}"
+    (tree / "DEBIAN").mkdir(parents=True)
+    (tree / "DEBIAN" / "control").write_text(
+        f"Package: {package}\nVersion: 1.0-{len(package)}\nArchitecture: amd64\n"
+        "Maintainer: kregress tests <tests@localhost>\nDescription: stand-in\n"
+    )
+    for inside, source in files.items():
+        (tree / inside).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, tree / inside)
+    deb = folder / f"{package}_1.0_amd64.deb"
+    subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(tree), str(deb)], check=True,
+                   capture_output=True)  # fmt: skip
+    shutil.rmtree(tree)
+    return deb

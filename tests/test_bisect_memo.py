@@ -38,7 +38,7 @@ def test_a_judgement_on_an_amd_target_keys_on_the_linker_this_machine_has(
 ) -> None:
     """Triton up to 3.4 links AMD code with an external ld.lld; without one those items SKIP, so a
     judgement made without it (or with another) is not reused where one is found."""
-    from kregress.bisect.judging import hip_linker_identity, judgement_key
+    from kregress.amd_linker import identity as hip_linker_identity
 
     case = tmp_path / "corpus" / "amd_case"
     case.mkdir(parents=True)
@@ -57,6 +57,34 @@ def test_a_judgement_on_an_amd_target_keys_on_the_linker_this_machine_has(
     hip_linker_identity.cache_clear()
     assert keys[0][0] != keys[1][0] and "LLD 14.0.6" in keys[1][0]
     assert keys[0][1] == keys[1][1]  # a CUDA target links nothing with it
+
+
+def test_a_judgement_on_an_xpu_target_keys_on_the_igc_packages_it_built_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Intel's ocloc and IGC come from Debian's development suite, unpinned: a new IGC is judged
+    again, never read back as the old verdict (native figures and build failures are IGC's)."""
+    import json
+
+    from kregress import xpu_native
+
+    case = tmp_path / "corpus" / "xpu_case"
+    case.mkdir(parents=True)
+    (case / "case.toml").write_text("title = 'x'\n")
+    (case / "repro.py").write_text("X = 1\n")
+    xpu = CaseRun(tmp_path / "corpus", "xpu_case", None, "xpu:bmg")
+    cuda = CaseRun(tmp_path / "corpus", "xpu_case", None, "cuda:sm_90")
+    keys = []
+    for igc in ("2.40.14-1", "2.41.0-1"):
+        versions = {"intel-ocloc": "26.27.39122.14-1", "libigc2": igc}
+        monkeypatch.setattr(xpu_native, "provision", lambda versions=versions: {"versions": versions})
+        monkeypatch.setattr(xpu_native.shutil, "which", lambda name: None)
+        xpu_native.identity.cache_clear()
+        keys.append((judgement_key(xpu, "triton-xpu==3.3.0b1"), judgement_key(cuda, "triton==3.6.0")))
+    xpu_native.identity.cache_clear()
+    assert keys[0][0] != keys[1][0]
+    assert json.loads(json.loads(keys[1][0])["machine_tool"])["libigc2"] == "2.41.0-1"
+    assert keys[0][1] == keys[1][1]  # a CUDA target builds nothing with IGC
 
 
 def test_a_fix_search_over_a_whole_case_waits_until_every_expectation_holds() -> None:

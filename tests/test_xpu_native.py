@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import make_deb
 from kregress import level_zero
 from kregress.adapters import ocloc
 from kregress.toolchains import EnvironmentCache
@@ -32,23 +33,6 @@ int main(int argc, char **argv) {
     return 1;
 }
 """
-
-
-def make_deb(folder: Path, package: str, files: dict[str, Path]) -> Path:
-    tree = folder / f"tree-{package}"
-    (tree / "DEBIAN").mkdir(parents=True)
-    (tree / "DEBIAN" / "control").write_text(
-        f"Package: {package}\nVersion: 1.0-{len(package)}\nArchitecture: amd64\n"
-        "Maintainer: kregress tests <tests@localhost>\nDescription: stand-in\n"
-    )
-    for inside, source in files.items():
-        (tree / inside).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(source, tree / inside)
-    deb = folder / f"{package}_1.0_amd64.deb"
-    subprocess.run(["dpkg-deb", "--build", "--root-owner-group", str(tree), str(deb)], check=True,
-                   capture_output=True)  # fmt: skip
-    shutil.rmtree(tree)
-    return deb
 
 
 @pytest.fixture(scope="module")

@@ -302,12 +302,13 @@ def report(case: str, expectation: str, target: str, holds: SameFailure, reducti
 def interpreter_for_target(target: Target, spec: str | None) -> Any:
     """The toolchain that judges the item: --toolchain, else the matrix's for the target, else this
     environment's; Intel's native compiler added for XPU compile targets (as pytest does)."""
-    from kregress import xpu_native
-    from kregress.item import toolchain_interpreter, with_native_compiler
+    from kregress import machine_tools
+    from kregress.item import toolchain_interpreter, with_machine_tools
 
     log = lambda message: print(f"kregress: {message}", file=sys.stderr)  # noqa: E731
     interpreter = toolchain_interpreter(spec or target.toolchain, log)
-    return with_native_compiler(target, interpreter, lambda: xpu_native.child_variables(log=log))
+    tools = lambda backend: machine_tools.child_variables(backend, log=log)  # noqa: E731
+    return with_machine_tools(target, interpreter, tools)
 
 
 def command_reduce(args: argparse.Namespace) -> ExitCode:

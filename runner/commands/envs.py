@@ -7,7 +7,7 @@ import json
 import sys
 import time
 
-from kregress import level_zero, xpu_native
+from kregress import amd_linker, level_zero, xpu_native
 from kregress.errors import ExitCode
 from kregress.toolchains import EnvironmentCache, Toolchain
 
@@ -15,7 +15,11 @@ from kregress.toolchains import EnvironmentCache, Toolchain
 def command_envs_build(args: argparse.Namespace) -> ExitCode:
     """Build (or find) the environment of a toolchain and print where it is."""
     started = time.perf_counter()
-    provisioners = {"xpu-native": xpu_native.provision, "level-zero": level_zero.provision}
+    provisioners = {
+        "xpu-native": xpu_native.provision,
+        "level-zero": level_zero.provision,
+        "amd-linker": amd_linker.provision,
+    }
     if args.spec in provisioners:
         native = provisioners[args.spec](log=lambda m: print(m, file=sys.stderr))
         versions = ", ".join(f"{k} {v}" for k, v in native["versions"].items())
@@ -71,8 +75,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     build.add_argument(
         "spec",
         help="requirements like 'triton==3.2.0', a wheel or checkout path, 'xpu-native' for Intel's "
-        "offline compiler (ocloc + IGC) that builds native XPU code here, or 'level-zero' for the Level "
-        "Zero headers and loader that triton-xpu builds against",
+        "offline compiler (ocloc + IGC) that builds native XPU code here, 'level-zero' for the Level "
+        "Zero headers and loader that triton-xpu builds against, or 'amd-linker' for the ld.lld that AMD "
+        "code of triton up to 3.4 links with",
     )
     build.set_defaults(run=command_envs_build)
     listing = env_commands.add_parser("list", help="cached environments with size on disk and last use")
