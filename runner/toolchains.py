@@ -60,11 +60,14 @@ BUILD_RECORD = "kregress-build.json"
 COMPANIONS: tuple[Companion, ...] = all_companions()  # each framework declares its own
 
 
-# Native libraries some releases (old TileLang) link against and that a CPU machine lacks:
-# the CUDA 12 runtime libraries come from NVIDIA's wheels; the driver gets a stub.
+# Native libraries some releases (TileLang's) link against and that a CPU machine lacks: the CUDA
+# runtime libraries come from NVIDIA's wheels (CUDA 13's share one folder: tilelang 0.1.7.post2
+# links libnvrtc.so.13); the driver gets a stub.
 CUDA_RUNTIME_WHEELS = {
     "libcudart.so.12": ("nvidia-cuda-runtime-cu12", "nvidia/cuda_runtime/lib"),
     "libnvrtc.so.12": ("nvidia-cuda-nvrtc-cu12", "nvidia/cuda_nvrtc/lib"),
+    "libcudart.so.13": ("nvidia-cuda-runtime>=13,<14", "nvidia/cu13/lib"),
+    "libnvrtc.so.13": ("nvidia-cuda-nvrtc>=13,<14", "nvidia/cu13/lib"),
 }
 CUDA_DRIVER = "libcuda.so.1"
 CUDA_ERROR_NO_DEVICE = 100
@@ -446,11 +449,10 @@ def provide_cuda_libraries(
         return {}
     wheels = [CUDA_RUNTIME_WHEELS[name][0] for name in sorted(missing) if name in CUDA_RUNTIME_WHEELS]
     if wheels:
-        log(f"{toolchain.name} links against CUDA 12 runtime libraries: installing {' '.join(wheels)}")
+        log(f"{toolchain.name} links against CUDA runtime libraries: installing {' '.join(wheels)}")
         run_installer([*install, *wheels], "installing CUDA runtime libraries", toolchain)
-    paths = [
-        str(site / CUDA_RUNTIME_WHEELS[name][1]) for name in sorted(missing) if name in CUDA_RUNTIME_WHEELS
-    ]
+    folders = (CUDA_RUNTIME_WHEELS[name][1] for name in sorted(missing) if name in CUDA_RUNTIME_WHEELS)
+    paths = [str(site / folder) for folder in dict.fromkeys(folders)]
     if CUDA_DRIVER in missing:
         log(f"no CUDA driver here: building a stub {CUDA_DRIVER} for {toolchain.name}")
         build_driver_stub(missing[CUDA_DRIVER], folder / "kregress-cuda-stub", toolchain)

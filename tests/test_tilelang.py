@@ -50,6 +50,22 @@ def test_old_tilelang_loads_without_a_gpu_and_is_judged(tmp_path) -> None:
     assert registers["outcome"] == "SKIP"  # that release exposes no PTX: reported, never passed
 
 
+@pytest.mark.slow
+def test_a_tilelang_release_linked_against_cuda_13_loads_and_is_judged(tmp_path) -> None:
+    """TileLang 0.1.7.post2 links libnvrtc.so.13: its environment gets CUDA 13's NVRTC wheel (whose
+    libraries sit in nvidia/cu13/lib) and is judged, where it once could only SKIP ("cannot load
+    here: libnvrtc.so.13")."""
+    run = run_corpus(
+        tmp_path,
+        "tilelang/atomic_accumulate",
+        args=("--toolchain", "tilelang==0.1.7.post2", "--target", "cuda:sm_90"),
+    )
+    uses = run.item("atomic_accumulate::uses-atomics[cuda:sm_90]")
+    assert uses["outcome"] == "PASS", run.output[-3000:]
+    assert uses["toolchain"]["tilelang"] == "0.1.7.post2"
+    assert run.item("atomic_accumulate::no-atomics[cuda:sm_90]")["outcome"] == "FAIL"
+
+
 TRACED_MANIFEST = """
 title = "TileLang: a parallel loop lowered to threads"
 framework = "tilelang"
