@@ -27,6 +27,9 @@ from kregress.child_results import CaseError
 from kregress.errors import KregressError
 
 DEVICE_STRING = re.compile(r"""(["'])(cuda|xpu|hip)(:\d+)?\1""")
+# A runtime scalar's value where a completed kernel's body implies only that it is a number: a size
+# as launches pass them (not 1, which Triton specializes into a constant; divisible by 16).
+SCALAR = 1024
 LAUNCH_OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg", "grf_mode")
 # Triton's signature strings for the pointers and scalars of an ahead-of-time ASTSource.
 SIGNATURE_DTYPES = {"fp64": "float64", "fp32": "float32", "fp16": "float16", "bf16": "bfloat16",
@@ -42,7 +45,7 @@ def on_cpu(source: str) -> str:
     return re.sub(r"torch\.(cuda|xpu)\.synchronize\(\)", "torch.cpu.synchronize()", source)
 
 
-def execute(path: Path, source: str) -> None:
+def execute(path: Path, source: str) -> types.ModuleType:
     """Run the code as the main module of a script, as its reporter did: a module of its own stands
     in for __main__ while it runs (frontends that parse a kernel's source, as TileLang's does, look
     its names up through the function's module)."""
@@ -68,6 +71,7 @@ def execute(path: Path, source: str) -> None:
     finally:
         if saved is not None:
             sys.modules["__main__"] = saved
+    return module
 
 
 def bound_names(tree: ast.Module) -> set[str]:
@@ -170,12 +174,14 @@ class Launched(KregressError):
         self.kernel, self.args, self.kwargs = kernel, args, kwargs
 
 
-def capture_first_launch(path: Path) -> Any:
+def capture_first_launch(path: Path, complete: dict[str, Any] | None = None) -> Any:
     """The code's first kernel as its framework's wrapper: for Triton the @triton.jit function, the
     arguments it was launched with (on the CPU) and its launch options as the one config; for
-    TileLang the first prim_func handed to `tilelang.compile` (or built by `@tilelang.jit`)."""
+    TileLang the first prim_func handed to `tilelang.compile` (or built by `@tilelang.jit`). Code
+    that runs to its end without one gets the importer's completion (kregress.bisect.triage.complete),
+    where it has one: the kernel it defines, with the arguments its body implies."""
     if re.search(r"^\s*(import|from)\s+tilelang\b", path.read_text(), re.M):
-        return capture_first_tilelang_compile(path)
+        return capture_first_tilelang_compile(path, complete)
     import triton
     import triton.compiler as compiler_module
     from triton.runtime.jit import JITFunction
@@ -198,11 +204,13 @@ def capture_first_launch(path: Path) -> Any:
     JITFunction.run = stop  # type: ignore[method-assign]
     triton.compile = compiler_module.compile = stop_compile
     try:
-        execute(path, on_cpu(path.read_text()))
+        module = execute(path, on_cpu(path.read_text()))
     except Launched as launched:
         kernel, args, kwargs = launched.kernel, launched.args, launched.kwargs
     else:
-        raise CaseError(f"{path.name} ran to its end without launching or compiling a Triton kernel")
+        if not complete:
+            raise CaseError(f"{path.name} ran to its end without launching or compiling a Triton kernel")
+        return completed_triton_kernel(path, module, complete)
     finally:
         JITFunction.run = original  # type: ignore[method-assign]
         triton.compile = compiler_module.compile = original_compile
@@ -213,6 +221,39 @@ def capture_first_launch(path: Path) -> Any:
     options = {k: v for k, v in kwargs.items() if k in LAUNCH_OPTIONS and v is not None}
     arguments = dict(bound.arguments)
     return TritonKernel(kernel, args=lambda: arguments, configs=[options] if options else None)
+
+
+def lacking_values(path: Path, complete: dict[str, Any]) -> CaseError:
+    return CaseError(
+        f"{path.name} defines `{complete['function']}` and never runs it, and gives no value for "
+        f"{', '.join(complete['missing'])}: the kernel cannot be completed without them (the draft's, "
+        "not the compiler's)"
+    )
+
+
+def completed_triton_kernel(path: Path, module: types.ModuleType, complete: dict[str, Any]) -> Any:
+    """The @triton.jit function the code defines and never launches, with the arguments the
+    completion implies: a one-element tensor of its dtype per pointer, SCALAR per other runtime
+    parameter, the values given (constexprs, scalars the code binds)."""
+    import torch
+    from triton.runtime.jit import JITFunction
+
+    from kregress.case import TritonKernel
+
+    if complete["missing"]:
+        raise lacking_values(path, complete)
+    kernel = module.__dict__.get(complete["function"])
+    while kernel is not None and not isinstance(kernel, JITFunction) and hasattr(kernel, "fn"):
+        kernel = kernel.fn  # an autotuner's or heuristics' wrapper
+    if not isinstance(kernel, JITFunction):
+        raise CaseError(f"{path.name} has no @triton.jit function `{complete['function']}` once run")
+    arguments: dict[str, Any] = {
+        name: torch.empty(1, dtype=getattr(torch, dtype)) for name, dtype in complete["pointers"].items()
+    }
+    arguments |= {name: SCALAR for name in complete["scalars"]} | dict(complete["values"])
+    order = list(inspect.signature(kernel.fn).parameters)
+    ordered = {name: arguments[name] for name in order if name in arguments}
+    return TritonKernel(kernel, args=lambda: ordered)
 
 
 def arguments_of_source(src: Any) -> dict[str, Any]:
@@ -247,7 +288,7 @@ def arguments_of_source(src: Any) -> dict[str, Any]:
     return values
 
 
-def capture_first_tilelang_compile(path: Path) -> Any:
+def capture_first_tilelang_compile(path: Path, complete: dict[str, Any] | None = None) -> Any:
     import importlib
 
     import tilelang
@@ -262,9 +303,19 @@ def capture_first_tilelang_compile(path: Path) -> Any:
     originals = (tilelang.compile, module.compile)
     tilelang.compile = module.compile = stop  # JITImpl.compile looks the module's up when called
     try:
-        execute(path, path.read_text())
+        ran = execute(path, path.read_text())
+        if complete:  # ran to its end without compiling: the kernel it defines, built as completed
+            if complete["missing"]:
+                raise lacking_values(path, complete)
+            defined = ran.__dict__.get(complete["function"])
+            built = defined(**complete["values"]) if complete["call"] and callable(defined) else defined
+            if built is None:
+                raise CaseError(f"{path.name}'s `{complete['function']}` builds no kernel once run")
+            return TileLangKernel(lambda: built)
     except Launched as launched:
         func, kwargs = launched.kernel, launched.kwargs
+    except CaseError:
+        raise
     except Exception as exc:
         if not raised_in_packages(exc, TILELANG_PACKAGES):
             raise

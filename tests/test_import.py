@@ -908,3 +908,83 @@ def test_an_issue_naming_a_wrong_spelling_of_the_generated_code_becomes_a_proven
     (ir,) = manifest["expect"]
     assert (ir["kind"], ir["stage"], ir["max_count"]) == ("ir", "llir", 0)
     assert manifest["known_bad"][0]["versions"].endswith(",<3.3.0")
+
+
+# The launch cut off: the kernel, its tensors and its block size are all in the paste.
+CUT_LAUNCH = {**BF16_ISSUE, "body": BF16_ISSUE["body"].replace(
+    "src = torch.randn", "BLOCK = 128\nsrc = torch.randn").replace(
+    "accumulate[(2,)](src, dst, 256, BLOCK=128)", "accumulate[(2,)](src, dst, 2")}  # fmt: skip
+# A TileLang kernel factory the paste defines and never calls.
+FACTORY_NEVER_CALLED = {**SELECT_ISSUE, "body": SELECT_ISSUE["body"].replace(
+    "@tilelang.jit\ndef make():", "def make(N):").replace("\nmake()\n", "\n")}  # fmt: skip
+
+
+def test_a_kernel_never_launched_is_completed_with_what_its_body_and_the_paste_imply() -> None:
+    from kregress.bisect.triage.complete import completion_for
+
+    code = extract(issue(CUT_LAUNCH["body"], CUT_LAUNCH["title"])).code
+    completion = completion_for(code, "triton")
+    assert completion is not None and completion.function == "accumulate"
+    assert completion.pointers == {"src": "bfloat16", "dst": "bfloat16"}  # the tensors of those names
+    assert completion.values == {"BLOCK": 128} and completion.scalars == ("n",) and not completion.missing
+    assert "src, dst as bfloat16 pointers; n as 1024; BLOCK=128" in completion.said()
+    # Without the constant, BLOCK has no value: named, never guessed.
+    bare = completion_for(code.replace("BLOCK = 128\n", ""), "triton")
+    assert bare is not None and bare.missing == ("BLOCK",) and "no value for BLOCK" in bare.said()
+
+
+def test_a_tilelang_factory_never_called_is_called_with_the_values_the_paste_gives() -> None:
+    from kregress.bisect.triage.complete import completion_for
+
+    code = extract(issue(FACTORY_NEVER_CALLED["body"], FACTORY_NEVER_CALLED["title"])).code
+    completion = completion_for(code, "tilelang")
+    assert completion is not None
+    assert (completion.function, completion.values, completion.call) == ("make", {"N": 8}, True)
+    called = completion_for(extract(issue(SELECT_ISSUE["body"], SELECT_ISSUE["title"])).code, "tilelang")
+    assert called is not None and called.function == "make"  # used only where nothing is compiled
+
+
+def test_the_child_compiles_the_completed_kernel_or_names_what_it_lacks(tmp_path: Path) -> None:
+    import torch
+
+    from kregress.bisect.triage.complete import completion_for
+    from kregress.child_results import CaseError
+    from kregress.pasted import capture_first_launch
+
+    code = extract(issue(CUT_LAUNCH["body"], CUT_LAUNCH["title"])).code
+    pasted = tmp_path / "pasted.py"
+    pasted.write_text(code)
+    completion = completion_for(code, "triton")
+    assert completion is not None
+    kernel = capture_first_launch(pasted, completion.as_data())
+    arguments = kernel.args()
+    assert list(arguments) == ["src", "dst", "n", "BLOCK"]
+    assert arguments["src"].dtype == torch.bfloat16 and arguments["n"] == 1024 and arguments["BLOCK"] == 128
+    with pytest.raises(CaseError, match="ran to its end without launching"):
+        capture_first_launch(pasted)  # no completion: said as before
+    lacking = completion_for(code.replace("BLOCK = 128\n", ""), "triton")
+    assert lacking is not None
+    with pytest.raises(CaseError, match="gives no value for BLOCK"):
+        capture_first_launch(pasted, lacking.as_data())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("url", "saved", "bisected"),
+    [
+        ("https://github.com/triton-lang/triton/issues/1387", CUT_LAUNCH,
+         "bisect: shows from triton==3.0.0 … triton==3.3.1; first fixed triton==3.4.0"),
+        ("https://github.com/tile-ai/tilelang/issues/2682", FACTORY_NEVER_CALLED,
+         "bisect: shows from tilelang==0.1.7 … tilelang==0.1.13; first fixed tilelang==0.1.14"),
+    ],
+    ids=["cut-off-launch", "factory-never-called"],
+)  # fmt: skip
+def test_what_a_triager_completes_becomes_a_proven_draft_with_the_right_range(
+    tmp_path: Path, url: str, saved: dict, bisected: str
+) -> None:
+    """Both once stopped at "ran to its end without launching or compiling a kernel"."""
+    code, said = import_saved(tmp_path, url, saved)
+    assert code == 0, said
+    assert "complete: if the code runs no kernel" in said and bisected in said and "verify: PROVEN" in said
+    (draft,) = (tmp_path / "corpus").glob("*_draft")
+    assert "## Completions, as a triager would make them" in (draft / "ISSUE.md").read_text()

@@ -41,6 +41,7 @@ from packaging.version import Version
 from kregress.bisect.github.client import explain
 from kregress.bisect.judging import CaseRun, InfrastructureError, RegressOn, item_verdict
 from kregress.bisect.search import PointVerdict, search
+from kregress.bisect.triage.complete import Completion, completion_for
 from kregress.bisect.triage.repair import looks_like_kernel_code, repair
 from kregress.bisect.triage.stated import StatedSpelling, StatedValues, stated_spelling, stated_values
 from kregress.errors import ExitCode, KregressError
@@ -111,6 +112,7 @@ class Evidence:
     error: str | None = None  # the quoted error the draft shows (set by locate; first until then)
     stated: StatedValues | None = None  # a wrong value and the expected one, where the issue states them
     spelling: StatedSpelling | None = None  # a wrong spelling of the generated code, at a stage it names
+    completion: Completion | None = None  # the kernel to compile where the code runs none
 
     def __post_init__(self) -> None:
         if self.error is None and self.errors:
@@ -236,12 +238,19 @@ def extract(issue: UpstreamIssue) -> Evidence:
     errors = quoted_errors("\n".join(quoted)) + title_errors(issue.title)
     framework = framework_of_source(repaired.source).name
     pasted = "\n\n".join(blocks)
-    stated = stated_values([issue.title, *quoted])
+    stated = stated_values([issue.title, *quoted, *code_comments(repaired.source)])
     spelling = stated_spelling([issue.title, *quoted])
     return Evidence(
         repaired.source, len(blocks), list(dict.fromkeys(errors)), framework, pasted, repaired.repairs,
-        stated=stated, spelling=spelling,
+        stated=stated, spelling=spelling, completion=completion_for(repaired.source, framework),
     )  # fmt: skip
+
+
+def code_comments(code: str) -> list[str]:
+    """The code's comments, one text: values a reporter writes beside a print (`# prints 7.0, expected
+    6.0`) are stated values as much as an output block's."""
+    comments = [line.split("#", 1)[1].strip() for line in code.splitlines() if "#" in line]
+    return ["\n".join(comments)] if comments else []
 
 
 def quoted_errors(text: str) -> list[str]:
@@ -321,6 +330,8 @@ from kregress.pasted import capture_first_launch, judge_stated, run_pasted
 PASTED = Path(__file__).with_name("pasted.py")
 # The values the issue states (ISSUE.md), judged against what the code prints; None: it states none.
 STATED = {stated!r}
+# The kernel compiled where the code runs to its end without one (ISSUE.md, "Completions").
+COMPLETE = {complete!r}
 
 
 def check_pasted(device: str):
@@ -332,7 +343,7 @@ def check_pasted(device: str):
 
 def __getattr__(name: str):
     if name == "pasted_kernel":  # captured on first use: only a compile job launches the code
-        return capture_first_launch(PASTED)
+        return capture_first_launch(PASTED, COMPLETE)
     raise AttributeError(name)
 '''
 
@@ -366,7 +377,8 @@ def write_draft(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> None:
     if evidence.repairs:
         (folder / "as_pasted.py").write_text(evidence.pasted)
     stated = evidence.stated.as_data() if evidence.stated else None
-    (folder / "repro.py").write_text(DRIVER.format(url=issue.url, stated=stated))
+    complete = evidence.completion.as_data() if evidence.completion else None
+    (folder / "repro.py").write_text(DRIVER.format(url=issue.url, stated=stated, complete=complete))
     (folder / "case.toml").write_text(tomli_w.dumps(draft_manifest(issue, evidence, folder.name)))
     write_issue_md(folder, issue, evidence)
 
@@ -392,13 +404,20 @@ def write_issue_md(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> No
         if evidence.repairs
         else "None: pasted.py is the code as pasted."
     )
+    completions = (
+        f"Where the code runs to its end without launching or compiling a kernel: "
+        f"{evidence.completion.said()}."
+        if evidence.completion
+        else "None."
+    )
     (folder / "ISSUE.md").write_text(
         f"# {issue.title}\n\n{issue.url} ({'pull request' if issue.is_pull else 'issue'}, opened "
         f"{issue.created:%Y-%m-%d}; labels: {', '.join(issue.labels) or 'none'}; "
         f"fix: {issue.fix or 'none linked'})\n\n"
         f"## The errors quoted\n\n{quoted}\n\n## The values stated\n\n{stated}\n\n"
         f"## Code blocks\n\n{evidence.blocks}, in pasted.py.\n\n"
-        f"## Repairs, as a triager would make them\n\n{repairs}\n"
+        f"## Repairs, as a triager would make them\n\n{repairs}\n\n"
+        f"## Completions, as a triager would make them\n\n{completions}\n"
     )
 
 
@@ -747,6 +766,8 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     if evidence.stated:
         summary.add(f"stated: expected {list(evidence.stated.expected)}, wrong {list(evidence.stated.wrong)} "
                     f"(\"{evidence.stated.said}\")")  # fmt: skip
+    if evidence.completion:
+        summary.add(f"complete: if the code runs no kernel, {evidence.completion.said()}")
     name = args.name or default_name(issue)
     draft = f"{name}_draft"
     folder = args.corpus / draft

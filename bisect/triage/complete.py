@@ -1,0 +1,268 @@
+"""What a triager completes in a paste that defines its kernel and never runs it: a `@triton.jit`
+function whose launch was cut off (or never pasted) is compiled for the draft's targets with the
+arguments its body implies; a TileLang kernel factory (a function returning the `@T.prim_func` it
+holds) that is never called is called, and what it returns compiled, as TileLang's own tests do.
+
+Read from the code's syntax alone, in the importer, so that each completion is said in ISSUE.md
+before anything runs; the child (kregress.pasted) carries it out only where the code runs to its
+end without launching or compiling a kernel. A value the code does not give (a constexpr without a
+default, a factory's size) is never guessed: it is named as missing, and the draft's kernel is then
+an ERROR of the draft saying so.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Any
+
+from kregress.pasted import SCALAR
+
+# Calls whose first argument (or `pointer=` / `base=`) is a pointer expression.
+POINTER_CALLS = {
+    "load", "store", "atomic_add", "atomic_max", "atomic_min", "atomic_and", "atomic_or", "atomic_xor",
+    "atomic_xchg", "atomic_cas", "make_block_ptr", "make_tensor_descriptor",
+}  # fmt: skip
+POINTER_KEYWORDS = {"pointer", "base", "ptr"}
+
+
+@dataclass(frozen=True)
+class Completion:
+    framework: str  # "triton" or "tilelang"
+    function: str  # the kernel (Triton) or the factory / prim_func (TileLang) completed
+    values: dict[str, Any] = field(default_factory=dict)  # constexprs / factory parameters, as given
+    pointers: dict[str, str] = field(default_factory=dict)  # Triton: pointer parameters -> torch dtype
+    scalars: tuple[str, ...] = ()  # Triton: other runtime parameters (SCALAR)
+    missing: tuple[str, ...] = ()  # parameters the code gives no value for
+    call: bool = True  # TileLang: a factory to call (False: a prim_func to compile as it is)
+
+    def as_data(self) -> dict[str, Any]:
+        return {"framework": self.framework, "function": self.function, "values": self.values,
+                "pointers": self.pointers, "scalars": list(self.scalars),
+                "missing": list(self.missing), "call": self.call}  # fmt: skip
+
+    def said(self) -> str:
+        """The completion in one sentence, for ISSUE.md and the import's log."""
+        given = ", ".join(f"{k}={v!r}" for k, v in self.values.items())
+        lacking = (
+            f"; no value for {', '.join(self.missing)} (the draft's kernel is an ERROR saying so)"
+            if self.missing
+            else ""
+        )
+        if self.framework == "triton":
+            by_dtype: dict[str, list[str]] = {}
+            for name, dtype in self.pointers.items():
+                by_dtype.setdefault(dtype, []).append(name)
+            parts = [
+                *(f"{', '.join(names)} as {dtype} pointers" for dtype, names in by_dtype.items()),
+                f"{', '.join(self.scalars)} as {SCALAR}" if self.scalars else "",
+                given,
+            ]
+            with_what = "; ".join(p for p in parts if p) or "no arguments"
+            return f"`{self.function}`, compiled for each target with {with_what}{lacking}"
+        if not self.call:
+            return f"`{self.function}` is a @T.prim_func: compiled as it is"
+        return (
+            f"`{self.function}` is a kernel factory: called with "
+            f"{given or 'no arguments'} and what it returns compiled{lacking}"
+        )
+
+
+def decorator_names(node: ast.FunctionDef) -> list[str]:
+    """The last name of each decorator (`triton.jit` -> jit, `@T.prim_func` -> prim_func)."""
+    names = []
+    for decorator in node.decorator_list:
+        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+        if isinstance(target, ast.Attribute):
+            names.append(target.attr)
+        elif isinstance(target, ast.Name):
+            names.append(target.id)
+    return names
+
+
+def literal(node: ast.AST | None) -> tuple[bool, Any]:
+    try:
+        return True, ast.literal_eval(node) if node is not None else None
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False, None
+
+
+def module_constants(tree: ast.Module) -> dict[str, Any]:
+    """Names the module binds once to a literal (`BLOCK = 128`, `dtype = "float16"`)."""
+    constants: dict[str, Any] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            ok, value = literal(node.value)
+            if ok:
+                constants[node.targets[0].id] = value
+    return constants
+
+
+def parameter_values(
+    node: ast.FunctionDef, wanted: list[str], constants: dict[str, Any], configs: dict[str, Any]
+) -> tuple[dict[str, Any], list[str]]:
+    """Each wanted parameter's value: its default, else an autotune config's, else a module
+    constant of its name; the rest are missing."""
+    args = [a.arg for a in node.args.args]
+    defaults = dict(zip(args[len(args) - len(node.args.defaults) :], node.args.defaults, strict=True))
+    values, missing = {}, []
+    for name in wanted:
+        ok, value = literal(defaults.get(name)) if name in defaults else (False, None)
+        if ok:
+            values[name] = value
+        elif name in configs:
+            values[name] = configs[name]
+        elif name in constants:
+            values[name] = constants[name]
+        else:
+            missing.append(name)
+    return values, missing
+
+
+def first_autotune_config(node: ast.FunctionDef) -> dict[str, Any]:
+    """The keyword values of `@triton.autotune(configs=[triton.Config({...}), ...])`'s first config."""
+    for decorator in node.decorator_list:
+        if not (
+            isinstance(decorator, ast.Call) and decorator_names(node) and "autotune" in ast.dump(decorator)
+        ):
+            continue
+        for keyword in decorator.keywords:
+            if keyword.arg == "configs" and isinstance(keyword.value, ast.List) and keyword.value.elts:
+                first = keyword.value.elts[0]
+                if isinstance(first, ast.Call) and first.args:
+                    ok, value = literal(first.args[0])
+                    if ok and isinstance(value, dict):
+                        return value
+    return {}
+
+
+def called_names(tree: ast.AST) -> set[str]:
+    """Names called (`f(...)`), launched (`f[grid](...)`), or run ahead of time (`f.warmup`)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Subscript):
+            func = func.value
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in ("run", "warmup")
+            and isinstance(func.value, ast.Name)
+        ):
+            found.add(func.value.id)
+        if isinstance(func, ast.Name):
+            found.add(func.id)
+    return found
+
+
+def compiles_ahead_of_time(tree: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute | ast.Name)
+        and (n.func.attr if isinstance(n.func, ast.Attribute) else n.func.id) in ("compile", "ASTSource")
+        for n in ast.walk(tree)
+    )  # fmt: skip
+
+
+def pointer_parameters(node: ast.FunctionDef) -> set[str]:
+    """Parameters the body uses inside the pointer argument of a load, store, atomic or block
+    pointer (or named like one: `x_ptr`)."""
+    used: set[str] = set()
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute | ast.Name):
+            continue
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id
+        if name not in POINTER_CALLS:
+            continue
+        pointed = [*call.args[:1], *(k.value for k in call.keywords if k.arg in POINTER_KEYWORDS)]
+        used |= {n.id for expr in pointed for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    return used | {a.arg for a in node.args.args if a.arg.endswith("ptr")}
+
+
+TORCH_DTYPES = {
+    "float32", "float16", "bfloat16", "float64", "float8_e4m3fn", "float8_e5m2", "int8", "int16",
+    "int32", "int64", "uint8", "bool", "half", "float", "double",
+}  # fmt: skip
+
+
+def torch_dtype(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute) and node.attr in TORCH_DTYPES and ast.unparse(node.value) == "torch":
+        return node.attr
+    return None
+
+
+def pointer_dtypes(tree: ast.Module, pointers: list[str]) -> dict[str, str]:
+    """Each pointer's element type as the paste implies it: the dtype of a module-level tensor of
+    the same name (`src = torch.randn(..., dtype=torch.bfloat16)`), else the one torch dtype the
+    paste names, else float32."""
+    own: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            named = [d for n in ast.walk(node.value) if (d := torch_dtype(n))]
+            if named:
+                own[node.targets[0].id] = named[0]
+    anywhere = {d for n in ast.walk(tree) if (d := torch_dtype(n))}
+    only = anywhere.pop() if len(anywhere) == 1 else "float32"
+    return {name: own.get(name, only) for name in pointers}
+
+
+def triton_completion(tree: ast.Module) -> Completion | None:
+    kernels = [n for n in tree.body if isinstance(n, ast.FunctionDef) and "jit" in decorator_names(n)]
+    if not kernels or compiles_ahead_of_time(tree):
+        return None
+    helpers = set().union(*(called_names(k) for k in kernels))
+    entry = next((k for k in kernels if k.name not in helpers), kernels[0])
+    constexprs = [
+        a.arg
+        for a in entry.args.args
+        if a.annotation is not None and "constexpr" in ast.unparse(a.annotation)
+    ]
+    runtime = [a.arg for a in entry.args.args if a.arg not in constexprs]
+    pointers = pointer_parameters(entry)
+    constants = module_constants(tree)
+    values, missing = parameter_values(entry, constexprs, constants, first_autotune_config(entry))
+    scalars = [p for p in runtime if p not in pointers]
+    given = {p: constants[p] for p in scalars if isinstance(constants.get(p), int | float)}
+    return Completion(
+        "triton", entry.name, {**values, **given},
+        pointers=pointer_dtypes(tree, [p for p in runtime if p in pointers]),
+        scalars=tuple(p for p in scalars if p not in given),
+        missing=tuple(missing),
+    )  # fmt: skip
+
+
+def tilelang_completion(tree: ast.Module) -> Completion | None:
+    """The kernel to compile: a top-level @T.prim_func, or a factory (a function holding one, or
+    decorated @tilelang.jit), one no other function of the paste uses first."""
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+
+    def kernel_like(node: ast.FunctionDef) -> bool:
+        holds = any(
+            isinstance(i, ast.FunctionDef) and "prim_func" in decorator_names(i) for i in ast.walk(node)
+        )
+        return holds or bool({"prim_func", "jit"} & set(decorator_names(node)))
+
+    kernels = [f for f in functions if kernel_like(f)]
+    if not kernels:
+        return None
+    used = {n.id for f in functions for n in ast.walk(f) if isinstance(n, ast.Name) and n.id != f.name}
+    node = next((k for k in kernels if k.name not in used), kernels[0])
+    if "prim_func" in decorator_names(node):
+        return Completion("tilelang", node.name, call=False)
+    names = [a.arg for a in node.args.args]
+    values, missing = parameter_values(node, names, module_constants(tree), {})
+    return Completion("tilelang", node.name, values, missing=tuple(missing))
+
+
+def completion_for(code: str, framework: str) -> Completion | None:
+    """The completion for code that runs to its end without its kernel (None: nothing to complete:
+    no kernel defined, or an ahead-of-time compile that is captured as it is)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    if framework == "triton":
+        return triton_completion(tree)
+    if framework == "tilelang":
+        return tilelang_completion(tree)
+    return None
