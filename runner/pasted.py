@@ -20,6 +20,7 @@ import re
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +46,7 @@ def on_cpu(source: str) -> str:
     return re.sub(r"torch\.(cuda|xpu)\.synchronize\(\)", "torch.cpu.synchronize()", source)
 
 
-def execute(path: Path, source: str) -> types.ModuleType:
+def execute(path: Path, source: str, then: Callable[[types.ModuleType], Any] | None = None) -> Any:
     """Run the code as the main module of a script, as its reporter did: a module of its own stands
     in for __main__ while it runs (frontends that parse a kernel's source, as TileLang's does, look
     its names up through the function's module)."""
@@ -59,6 +60,8 @@ def execute(path: Path, source: str) -> types.ModuleType:
     sys.modules["__main__"] = module
     try:
         exec(code, module.__dict__)  # the point: run the reporter's code
+        if then is not None:  # what follows the run, with the module still standing in for __main__
+            return then(module)
     except NameError as exc:
         # a name the paste never binds anywhere (a line lost in the paste, a helper left out), raised
         # in its own code: the draft's error. A name it does bind but cannot find (an interpreter
@@ -231,6 +234,20 @@ def lacking_values(path: Path, complete: dict[str, Any]) -> CaseError:
     )
 
 
+def completed_tilelang_kernel(path: Path, ran: types.ModuleType, complete: dict[str, Any] | None) -> Any:
+    """Where the code ran to its end without compiling: the prim_func it defines, or what the
+    factory it defines returns when called with the completion's values (None: no completion)."""
+    if not complete:
+        return None
+    if complete["missing"]:
+        raise lacking_values(path, complete)
+    defined = ran.__dict__.get(complete["function"])
+    built = defined(**complete["values"]) if complete["call"] and callable(defined) else defined
+    if built is None:
+        raise CaseError(f"{path.name}'s `{complete['function']}` builds no kernel once run")
+    return built
+
+
 def completed_triton_kernel(path: Path, module: types.ModuleType, complete: dict[str, Any]) -> Any:
     """The @triton.jit function the code defines and never launches, with the arguments the
     completion implies: a one-element tensor of its dtype per pointer, SCALAR per other runtime
@@ -303,14 +320,8 @@ def capture_first_tilelang_compile(path: Path, complete: dict[str, Any] | None =
     originals = (tilelang.compile, module.compile)
     tilelang.compile = module.compile = stop  # JITImpl.compile looks the module's up when called
     try:
-        ran = execute(path, path.read_text())
-        if complete:  # ran to its end without compiling: the kernel it defines, built as completed
-            if complete["missing"]:
-                raise lacking_values(path, complete)
-            defined = ran.__dict__.get(complete["function"])
-            built = defined(**complete["values"]) if complete["call"] and callable(defined) else defined
-            if built is None:
-                raise CaseError(f"{path.name}'s `{complete['function']}` builds no kernel once run")
+        built = execute(path, path.read_text(), lambda ran: completed_tilelang_kernel(path, ran, complete))
+        if built is not None:
             return TileLangKernel(lambda: built)
     except Launched as launched:
         func, kwargs = launched.kernel, launched.kwargs

@@ -988,3 +988,23 @@ def test_what_a_triager_completes_becomes_a_proven_draft_with_the_right_range(
     assert "complete: if the code runs no kernel" in said and bisected in said and "verify: PROVEN" in said
     (draft,) = (tmp_path / "corpus").glob("*_draft")
     assert "## Completions, as a triager would make them" in (draft / "ISSUE.md").read_text()
+
+
+def test_an_issue_showing_its_runs_output_is_never_proven_on_an_exception() -> None:
+    """A wrong-value report with no error quoted whose text shows what the reporter's run printed:
+    the run ended, so an exception a release raises on the paste is not its bug; only the wrong
+    value it states can show it."""
+    body = "```python\nimport triton\nprint(k())\n```\n\nOutput:\n\n```\ntensor([1., 2., 4.])\n```\n"
+    evidence = extract(issue(body))
+    assert evidence.shows_output and not evidence.errors
+    errored = extract(issue(body + "\n```\nRuntimeError: boom\n```\n"))
+    assert not errored.shows_output  # an error quoted: that is the failure kept
+    summary = Summary("u")
+    locator = Locator(Path("."), "d", [], summary, 60.0, shows_output=True)
+    raised = "RUNTIME_ERROR: AssertionError: triton.language must be visible"
+    exception = Point("cpu:interpreter", "triton==3.0.0", Outcome.FAIL, raised, "RUNTIME_ERROR")
+    assert not locator.shows(exception)
+    assert Locator(Path("."), "d", [], summary, 60.0).shows(exception)  # as before, where no output shows
+    stated = Locator(Path("."), "d", [], summary, 60.0, stated=True, shows_output=True)
+    wrong = Point("cpu:interpreter", "triton==3.1.0", Outcome.FAIL, "WRONG_RESULT: 1 of 3", "WRONG_RESULT")
+    assert stated.shows(wrong) and not stated.shows(exception)

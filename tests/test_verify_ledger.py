@@ -170,3 +170,27 @@ def test_cases_verified_at_a_time_give_the_verdicts_and_ledger_of_one_at_a_time(
         ledgers.append(json.loads((corpus / "verify-ledger.json").read_text())["entries"])
     assert said[1] == said[0] and "PROVEN      proven_control" in said[0] and "control_holds" in said[0]
     assert ledgers[1] == ledgers[0] and len(ledgers[0]) == 2
+
+
+def test_a_bad_end_failing_otherwise_than_the_issue_is_refused_and_verify_says_why(tmp_path: Path) -> None:
+    """The wrong bug once proven: a wrong-value report whose paste the oldest releases' interpreter
+    refuses with an exception of its own. The draft's `fails_with` holds the bad end to the
+    issue's failure (a wrong value), so that exception proves nothing, and verify says so."""
+    issue = UpstreamIssue("https://github.com/triton-lang/triton/issues/1", "triton-lang/triton", 1, False,
+                          "wrong sum", "", [], [], dt.datetime(2026, 1, 1), None)  # fmt: skip
+    folder = tmp_path / "corpus" / "wrong_bug_draft"
+    code = "import triton\nraise AssertionError('triton.language must be visible from within jit function')\n"
+    write_draft(folder, issue, Evidence(code, 1, [], "triton"))
+    observation = CaseRun(tmp_path / "corpus", folder.name, "runs", "cpu:interpreter").observe(None)
+    assert observation.records["runs[cpu:interpreter]"].outcome == "FAIL"
+    manifest = (folder / "case.toml").read_text()
+    reproduce = '[reproduce]\ntargets = ["cpu:interpreter"]\nbad = ["triton==3.6.0"]\nno_good = "x"\n'
+    reproduce += 'must_fail = ["runs"]\n'
+    head = manifest.split("[reproduce]")[0]
+    (folder / "case.toml").write_text(head + reproduce + 'fails_with = "^WRONG_RESULT"\n')
+    check = judge_bad(load_case(folder / "case.toml"), observation, "triton==3.0.0", "cpu:interpreter")
+    assert not check.ok
+    said = "failed otherwise than the bug (/^WRONG_RESULT/): runs[cpu:interpreter]: RUNTIME_ERROR"
+    assert said in check.why
+    (folder / "case.toml").write_text(head + reproduce + 'fails_with = "AssertionError: triton.language"\n')
+    assert judge_bad(load_case(folder / "case.toml"), observation, "triton==3.0.0", "cpu:interpreter").ok

@@ -113,6 +113,7 @@ class Evidence:
     stated: StatedValues | None = None  # a wrong value and the expected one, where the issue states them
     spelling: StatedSpelling | None = None  # a wrong spelling of the generated code, at a stage it names
     completion: Completion | None = None  # the kernel to compile where the code runs none
+    shows_output: bool = False  # the issue shows the reporter's run printing values, and quotes no error
 
     def __post_init__(self) -> None:
         if self.error is None and self.errors:
@@ -220,7 +221,7 @@ def extract(issue: UpstreamIssue) -> Evidence:
     """The issue's Python code, repaired as a triager would (kregress.bisect.triage.repair), and
     every error it quotes. A block counts when it imports something or is plainly a kernel's
     (`@triton.jit`, `tl.` calls, TileLang's `T.Kernel`): most kernels are pasted without imports."""
-    blocks, quoted = [], []
+    blocks, quoted, outputs = [], [], []
     for text in issue.texts():
         for fence, body in CODE_BLOCK.findall(text):
             importing = re.search(r"^\s*(import|from)\s+\w+", body, re.M)
@@ -228,6 +229,7 @@ def extract(issue: UpstreamIssue) -> Evidence:
                 blocks.append(body.rstrip() + "\n")
             else:
                 quoted.append(body)
+                outputs.append(body)
         quoted.append(CODE_BLOCK.sub("", text))
     if not blocks:
         raise ImportStopped(
@@ -240,10 +242,24 @@ def extract(issue: UpstreamIssue) -> Evidence:
     pasted = "\n\n".join(blocks)
     stated = stated_values([issue.title, *quoted, *code_comments(repaired.source)])
     spelling = stated_spelling([issue.title, *quoted])
+    shows_output = not errors and any(printed_output(block) for block in outputs)
     return Evidence(
         repaired.source, len(blocks), list(dict.fromkeys(errors)), framework, pasted, repaired.repairs,
         stated=stated, spelling=spelling, completion=completion_for(repaired.source, framework),
+        shows_output=shows_output,
     )  # fmt: skip
+
+
+PRINTED = re.compile(r"tensor\(|array\(|\[\s*[-+]?(?:\d|nan|inf)", re.I)
+
+
+def printed_output(block: str) -> bool:
+    """Whether a block that is not code shows what a run printed (tensors, arrays, lists of numbers)
+    and no error: the reporter's run ended, and its output is the bug."""
+    lines = block.splitlines()
+    if any(RAISED.match(line) or COMPILER_ERROR.match(line) or "Traceback" in line for line in lines):
+        return False
+    return bool(PRINTED.search(block))
 
 
 def code_comments(code: str) -> list[str]:
@@ -475,6 +491,7 @@ class Locator:
     stated: bool = False  # the issue states a wrong value: a mismatch with it shows the bug
     compile_item: str = "compiles"  # judged on compile targets: `ir` where the issue names a spelling
     source: str = ""  # the code judged: an API of the compiler's that it uses and a release lacks
+    shows_output: bool = False  # the reporter's run ended with output: an exception is not its bug
 
     def judge(self, target: str, release: str) -> Point:
         kind = self.item_on(target)
@@ -510,6 +527,8 @@ class Locator:
             return False
         if self.stated and point.failure_kind == "WRONG_RESULT":
             return True
+        if self.shows_output and not self.patterns:  # only the wrong value stated can be the bug
+            return False
         if self.item_on(point.target) == "ir":  # the spelling the issue names, nothing else
             return point.failure_kind == "IR_MISMATCH"
         if not self.patterns:  # nothing quoted to match: only a failure that is the compiler's
@@ -688,7 +707,8 @@ def release_span(locator: Locator, target: str, versions: list[str], at: int) ->
 
 
 def final_manifest(folder: Path, target: str, kind: str, versions: list[str], first_bad: int, fixed: int,
-                   issue: UpstreamIssue, error: str | None, held: set[str]) -> dict:  # fmt: skip
+                   issue: UpstreamIssue, error: str | None, held: set[str],
+                   fails_with: str | None = None) -> dict:  # fmt: skip
     manifest = read_toml(folder / "case.toml")
     manifest["expect"] = [e for e in manifest["expect"] if e["name"] == kind]
     package = versions[0].split("==")[0]
@@ -700,6 +720,8 @@ def final_manifest(folder: Path, target: str, kind: str, versions: list[str], fi
         manifest["known_bad"] = [{"link": issue.url, "reason": reason, "expect": [kind], "targets": [target],
                                   "versions": bound}]  # fmt: skip
     reproduce: dict = {"targets": [target], "bad": [versions[first_bad]], "must_fail": [kind]}
+    if fails_with:  # verify holds the bad end to the issue's failure, as import did
+        reproduce["fails_with"] = fails_with
     # good ends only where the release was judged and held (one that could not be built here is no
     # evidence either way)
     if first_bad > 0 and versions[first_bad - 1] in held:  # a regression: the release before it
@@ -795,8 +817,11 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     ]
     locator = Locator(
         args.corpus, draft, patterns, summary, args.timeout, evidence.framework, evidence.stated is not None,
-        "ir" if evidence.spelling else "compiles", evidence.code,
+        "ir" if evidence.spelling else "compiles", evidence.code, evidence.shows_output,
     )  # fmt: skip
+    if evidence.shows_output:
+        summary.add("extract: the issue shows the reporter's run ending with printed output and quotes "
+                    "no error: only a wrong value it states shows the bug, never an exception")  # fmt: skip
     index = args.index_url or package_index() or PYPI
     releases_of: dict[str, list[str]] = {}
     try:
@@ -838,7 +863,14 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
         shown = f"a wrong value: {evidence.stated.said}"
     if kind == "ir" and (spelling := evidence.spelling) is not None:
         shown = f"the generated {spelling.stage} has `{spelling.wrong}`: {spelling.said}"
-    manifest = final_manifest(folder, target, kind, versions, first_bad, fixed, issue, shown, held)
+    fails_with = (
+        "^IR_MISMATCH" if kind == "ir"
+        else "^WRONG_RESULT" if pattern is None and evidence.stated is not None
+        else locator.patterns[0] if locator.patterns else None
+    )  # fmt: skip
+    manifest = final_manifest(
+        folder, target, kind, versions, first_bad, fixed, issue, shown, held, fails_with
+    )
     if "known_bad" not in manifest:
         summary.add(f"known_bad: left out: its range would be on {evidence.framework}'s version, and the "
                     f"releases judged are {versions[0].split('==')[0]}'s")  # fmt: skip

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -109,11 +110,25 @@ def judge_bad(case: Case, observation: Observation, toolchain: str, target: str)
     verdicts = items_verdict(items, RegressOn.FAIL)
     held = [n for n, v in verdicts.items() if v != PointVerdict.BAD]
     why = f"{', '.join(held)} did not FAIL under the compiler that has the bug" if held else ""
+    wanted = case.manifest.reproduce.fails_with if case.manifest.reproduce else None
+    otherwise = [
+        n for n, v in verdicts.items()
+        if v == PointVerdict.BAD and wanted and not re.search(wanted, failure_said(items[n]), re.S)
+    ]  # fmt: skip
+    if otherwise:
+        shown = "; ".join(f"{n}: {failure_said(items[n]).partition(chr(10))[0][:200]}" for n in otherwise)
+        why = "; ".join(filter(None, [why, f"failed otherwise than the bug (/{wanted}/): {shown}"]))
+        held += otherwise
     errors = [f"{n} ERROR: {(items[n].message or '').partition(chr(10))[0]}"
               for n in held if items[n].outcome == Outcome.ERROR]  # fmt: skip
     if errors:
         why += f" ({'; '.join(errors)})"
     return Check("bad", toolchain, target, short(items), not held, why)
+
+
+def failure_said(record: ItemRecord) -> str:
+    """A failure as `fails_with` reads it: its kind, then its message."""
+    return f"{record.failure_kind or record.outcome.value}: {record.message or ''}"
 
 
 def judge_good(case: Case, observation: Observation, toolchain: str, target: str) -> Check:
