@@ -22,7 +22,8 @@ from kregress.paths import cache_root
 from kregress.record import ItemRecord, RunResults
 from kregress.results import version_key
 
-SCHEMA_VERSION = 4  # 2: items.reproduce, items.device; 3: items.toolchain_spec; 4: items.record
+# 2: items.reproduce, items.device; 3: items.toolchain_spec; 4: items.record; 5: runs.run_ids
+SCHEMA_VERSION = 5
 ITEM_COLUMNS = 20
 SCHEMA = """
 CREATE TABLE runs (
@@ -34,6 +35,7 @@ CREATE TABLE runs (
     backend TEXT,
     targets TEXT,                   -- JSON list, or null for the backend's targets
     toolchain TEXT,                 -- JSON object: versions seen, e.g. {"triton": "3.4.0, 3.6.0"}
+    run_ids TEXT,                   -- JSON list: the pytest runs it holds (what compare leaves out)
     source TEXT                     -- the results file it came from, if any
 );
 CREATE TABLE items (
@@ -112,6 +114,8 @@ def ensure_schema(connection: sqlite3.Connection, path: Path) -> None:
             connection.execute("ALTER TABLE items ADD COLUMN toolchain_spec TEXT")
         if 0 < found < 4:
             connection.execute("ALTER TABLE items ADD COLUMN record TEXT")
+        if 0 < found < 5:
+            connection.execute("ALTER TABLE runs ADD COLUMN run_ids TEXT")
         connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         connection.execute("COMMIT")
     except BaseException:
@@ -138,13 +142,14 @@ def store(path: Path, document: RunResults, source: str | None = None) -> int:
         dumps(next((job.targets for job in jobs if job.targets), None)),
         dumps(versions),
         source,
+        dumps(sorted(document.identities())),
     )
     with connect(path) as connection:
         connection.execute("BEGIN IMMEDIATE")
         try:
             cursor = connection.execute(
-                "INSERT INTO runs (started, stored, runner, corpus_sha, backend, targets, toolchain, source)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO runs (started, stored, runner, corpus_sha, backend, targets, toolchain, source,"
+                " run_ids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 run_row,
             )
             run_id = int(cursor.lastrowid or 0)
@@ -197,7 +202,7 @@ def recent_runs(path: Path, limit: int = 20) -> list[RunResults]:
             documents.append(RunResults(
                 id=run["id"], started=run["started"], runner=run["runner"], corpus_sha=run["corpus_sha"],
                 backend=run["backend"], targets=loads(run["targets"]), toolchain=loads(run["toolchain"]),
-                source=run["source"], items=[item_of(row) for row in rows],
+                source=run["source"], run_ids=loads(run["run_ids"]), items=[item_of(row) for row in rows],
             ))  # fmt: skip
     return documents
 

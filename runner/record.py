@@ -55,6 +55,7 @@ class JobRun(BaseModel):
     started: float | None = None
     runner: str | None = None
     corpus_sha: str | None = None
+    run_id: str | None = None  # unique to the pytest run that wrote it
 
 
 class RunResults(BaseModel):
@@ -77,7 +78,14 @@ class RunResults(BaseModel):
     runs: list[JobRun] | None = None  # a merged run: its jobs
     id: int | None = None  # a run read back from the history
     source: str | None = None
+    run_id: str | None = None  # unique to the pytest run that wrote it
+    run_ids: list[str] | None = None  # a run read back from the history: the pytest runs it holds
 
     def jobs(self) -> list[JobRun]:
         """The jobs that made this run: the merged ones, or the run itself."""
         return self.runs or [JobRun.model_validate(self.model_dump(include=set(JobRun.model_fields)))]
+
+    def identities(self) -> set[str]:
+        """The pytest runs this document holds: one run, the jobs merged, or a stored run's."""
+        jobs = {job.run_id for job in self.runs or [] if job.run_id}
+        return jobs | {i for i in [self.run_id, *(self.run_ids or [])] if i}

@@ -13,6 +13,7 @@ import os
 import platform
 import subprocess
 import time
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ class ResultsCollector:
         self.not_applicable: dict[str, str] = {}  # case::expectation[target] -> why it is not collected
         self.durations: Counter[str] = Counter()
         self.started = time.time()
+        self.run_id = uuid.uuid4().hex  # tells this run from every other: never its own past in compare
         option = config.getoption("history")
         self.history: Path | None = None
         if option:
@@ -76,6 +78,7 @@ class ResultsCollector:
                 or os.environ.get("RUNNER_NAME")
                 or platform.node(),
                 "corpus_sha": corpus_sha(self.config.rootpath),
+                "run_id": self.run_id,
                 "devices": self.devices(),
                 "started": self.started,
                 "seconds": round(time.time() - self.started, 3),

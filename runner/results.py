@@ -114,6 +114,7 @@ def merge(documents: list[RunResults]) -> RunResults:
     return RunResults(
         started=min((d.started or 0 for d in documents), default=0),
         runs=[job for d in documents for job in d.jobs()],
+        run_ids=sorted({i for d in documents for i in d.run_ids or []}) or None,
         items=items,
     )
 
@@ -243,7 +244,9 @@ def compare(current: RunResults, previous: list[RunResults], window: int = 5) ->
     of one build count: two commits that broke and mended it are no flake), or when a perf item is
     UNSTABLE (its timing interval straddles the floor or is too wide): it is reported, never
     bisected."""
-    earlier = sorted(previous, key=lambda d: d.started or 0)[-window:] if window else []
+    now = current.identities()
+    earlier = [d for d in previous if not (now and d.identities() & now)]  # this run, stored already
+    earlier = sorted(earlier, key=lambda d: d.started or 0)[-window:] if window else []
     history: dict[tuple[str, ...], list[str]] = defaultdict(list)
     compilers: dict[tuple[str, ...], list[str]] = defaultdict(list)
     newest: dict[tuple[str, ...], ItemRecord] = {}

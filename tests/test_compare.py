@@ -290,3 +290,37 @@ def test_the_merged_run_compare_writes_is_a_results_file_history_reads(tmp_path:
     merged = tmp_path / "tonight.json"
     assert main(["compare", *map(str, TONIGHT), "--merged", str(merged)]) in (0, 1)
     assert main(["history", "add", str(merged), "--history", str(tmp_path / "h.sqlite")]) == 0
+
+
+def test_the_readmes_sequence_never_compares_a_run_with_itself(tmp_path: Path) -> None:
+    """`pytest corpus/ --history H --kregress-json tonight.json`, then `kregress compare tonight.json
+    --history H`: tonight is already stored when it is compared, and a regression planted in it
+    (an item that held last night FAILs tonight) is a new FAIL, never "still failing as before"."""
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import CORPORA
+
+    work = tmp_path / "work"
+    shutil.copytree(CORPORA / "kinds" / "vector_add", work / "corpus" / "vector_add")
+    history = tmp_path / "history.sqlite"
+
+    def night(name: str) -> Path:
+        results = tmp_path / f"{name}.json"
+        command = [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "-q", "--target",
+                   "cuda:sm_90", "--history", str(history), "--kregress-json", str(results)]  # fmt: skip
+        subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=600, check=False)
+        return results
+
+    night("last")
+    manifest = work / "corpus" / "vector_add" / "case.toml"
+    manifest.write_text(manifest.read_text().replace("min_count = 1", "min_count = 100000"))  # planted
+    tonight = night("tonight")
+    done = subprocess.run(
+        [sys.executable, "-m", "kregress.cli", "compare", str(tonight), "--history", str(history)],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "vectorized-loads" in done.stdout.split("Still failing")[0]  # listed among the new
+    assert "1 earlier run(s) are this run itself, stored already: left out" in done.stderr

@@ -46,7 +46,7 @@ def test_the_schema_is_versioned_and_a_newer_one_refused(tmp_path: Path) -> None
         recent_runs(path)
 
 
-LATER_COLUMNS = ("reproduce TEXT", "device TEXT", "toolchain_spec TEXT", "record TEXT")  # since schema 1
+LATER_COLUMNS = ("reproduce TEXT", "device TEXT", "toolchain_spec TEXT", "record TEXT", "run_ids TEXT")
 
 
 def test_a_schema_1_history_is_migrated_in_place_and_keeps_its_runs(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_a_schema_1_history_is_migrated_in_place_and_keeps_its_runs(tmp_path: Pa
     assert {i.device["name"] for i in new.items if i.device} == {"NVIDIA H200"}
     assert {i.toolchain_spec for i in new.items} == {"tinycc==0.3"}  # what a bisect starts from
     with sqlite3.connect(path) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
 
 
 def test_foreign_files_are_refused_naming_them(tmp_path: Path, capsys) -> None:

@@ -35,6 +35,10 @@ def command_compare(args: argparse.Namespace) -> ExitCode:
             previous += recent_runs(args.history, args.window)
         else:
             print(f"kregress compare: {args.history} does not exist yet: no earlier runs", file=sys.stderr)
+    itself = [d for d in previous if current.identities() & d.identities()]
+    if itself:  # stored before it is compared (pytest --history): never its own past
+        print(f"kregress compare: {len(itself)} earlier run(s) are this run itself, stored already: "
+              "left out", file=sys.stderr)  # fmt: skip
     changes = compare(current, previous, window=args.window)
     markdown = render_changes(changes)
     print(markdown)
