@@ -137,9 +137,9 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
                 check_tags(args, candidates, console)
         else:
             if args.repo is None:
-                console.print("kregress bisect: git refs need --repo PATH (a local clone of the compiler)")
-                return ExitCode.USAGE
+                args.repo = cache_clone(args, console)
             good, bad = (git_ref(end) for end in (args.good, args.bad))
+            check_commits(args.repo, [good, bad], args.repo_fetched)
             candidates = commit_candidates(args.repo, good, bad, first_parent=not args.all_parents)
             builder = commit_builder(args)
     except CandidateError as exc:
@@ -292,6 +292,54 @@ def pass_trace_at_culprit(level: Level, run: CaseRun, console: Console) -> list[
     traced = dataclasses.replace(run, trace_passes=True)
     before, after = (traced.observe(spec) for spec in specs)
     return pass_section(level.last_good.label, level.culprit.label, before, after)
+
+
+def cache_clone(args: argparse.Namespace, console: Console) -> Path:
+    """Where NAME@REF ends are searched without --repo: the build cache's clone of the matrix's
+    [repositories.NAME] (what `kregress build` builds from), fetched now."""
+    from kregress.builds import BuildFailed, fetch_repository
+
+    package = package_named(args)
+    heads = [end for end in (args.good, args.bad) if head_of(end)]
+    if package is None or not heads:
+        raise CandidateError(
+            "git refs need --repo PATH (a local clone of the compiler), or ends named NAME@REF "
+            "(triton@<sha>) of a package whose repository the matrix names"
+        )
+    entry = load_matrix(args.matrix).repositories.get(package)
+    if entry is None:
+        known = ", ".join(sorted(load_matrix(args.matrix).repositories)) or "none"
+        raise CandidateError(
+            f"the matrix names no repository for {package} ([repositories.{package}]; it names: {known}): "
+            "give --repo PATH"
+        )
+    console.print(f"fetching {entry.url} into the build cache's clone of {package}")
+    try:
+        clone = fetch_repository(package, entry.url)
+    except BuildFailed as exc:
+        raise CandidateError(f"cannot fetch {entry.url}: {exc}") from None
+    args.repo_fetched = entry.url
+    return clone
+
+
+def check_commits(repo: Path, refs: list[str], fetched_from: str | None) -> None:
+    """Each ref names a commit of `repo`, or the error says which does not and what to run."""
+    import git
+
+    clone = git.Repo(repo)
+    for ref in refs:
+        try:  # rev-parse: GitPython takes any 40 hex digits for a commit without looking
+            clone.git.rev_parse("--verify", "--quiet", f"{ref}^{{commit}}")
+        except (git.exc.GitError, ValueError):
+            if fetched_from:
+                raise CandidateError(
+                    f"{ref!r} is not a commit of {fetched_from} (fetched just now into {repo}): a typo, "
+                    "or a commit of a fork (give --repo PATH, a clone that has it)"
+                ) from None
+            raise CandidateError(
+                f"{ref!r} is not in {repo}: fetch it (git -C {repo} fetch origin) or leave out --repo "
+                "to search the build cache's clone, which is fetched first"
+            ) from None
 
 
 def git_ref(end: str) -> str:
@@ -500,12 +548,13 @@ def register(commands: argparse._SubParsersAction) -> None:
     bisect.add_argument(
         "--good", required=True,
         help="the older end, with the old outcome (for --regress pass: where it is still broken): a "
-        "release (triton==3.2.0) or, with --repo, a git ref",
+        "release (triton==3.2.0), a head's commit NAME@SHA (triton@<sha>, as the nightly names its builds), "
+        "or with --repo any git ref",
     )  # fmt: skip
     bisect.add_argument(
         "--bad", required=True,
         help="the newer end, with the new outcome (for --regress pass: where it is fixed): a release "
-        "(triton==3.6.0) or, with --repo, a git ref",
+        "(triton==3.6.0), a head's commit NAME@SHA, or with --repo any git ref",
     )  # fmt: skip
     bisect.add_argument(
         "--expectation", "-e", help="judge this expectation only (default: all of the case's)"
@@ -520,8 +569,9 @@ def register(commands: argparse._SubParsersAction) -> None:
     bisect.add_argument("--corpus", type=Path, default=Path("corpus"), help="default: corpus")
     bisect.add_argument(
         "--repo", type=Path,
-        help="local clone of the compiler: for git refs, or to go on from two releases to the commits "
-        "between their tags",
+        help="a local clone of the compiler, for any git ref, or to go on from two releases to the commits "
+        "between their tags (default for NAME@SHA ends: the build cache's clone of the matrix's "
+        "[repositories.NAME], fetched first)",
     )  # fmt: skip
     bisect.add_argument(
         "--tag-pattern", default=DEFAULT_TAG_PATTERN,
@@ -530,7 +580,8 @@ def register(commands: argparse._SubParsersAction) -> None:
     bisect.add_argument(
         "--build-cmd",
         help="shell command building a commit: {src} is its source tree, {out} where to leave wheels "
-        "(default: install the source tree as it is)",
+        "(default: the build_cmd of the matrix's [repositories.NAME]; commits whose compiled files match "
+        "a kept build reuse it, as `kregress build` does)",
     )
     bisect.add_argument("--all-parents", action="store_true", help="walk every commit, not first-parent only")
     bisect.add_argument("--pre", action="store_true", help="include pre-releases between the ends")
@@ -582,4 +633,4 @@ def register(commands: argparse._SubParsersAction) -> None:
         type=Path,
         help="also write the culprit commit and its PR here (null when there is no single culprit commit)",
     )
-    bisect.set_defaults(run=command_bisect)
+    bisect.set_defaults(run=command_bisect, repo_fetched=None)

@@ -174,3 +174,41 @@ def test_a_judgement_under_a_built_commit_names_the_commit(kcc, tmp_path: Path) 
     assert item["outcome"] == "PASS", item["message"]
     assert item["toolchain"]["kcc commit"] == base
     assert item["toolchain_spec"] == spec
+
+
+@pytest.mark.slow  # two real builds and a bisect
+def test_a_head_bisect_without_repo_searches_the_build_caches_clone(kcc, tmp_path: Path) -> None:
+    """`kregress bisect CASE --good kcc@A --bad kcc@B` with no --repo: the build cache's clone of the
+    matrix's [repositories.kcc] (cloned, then fetched for a commit made since) is searched, the
+    culprit named; a commit the repository does not have is named with what to do."""
+    import os
+    import shutil
+
+    from conftest import CORPORA
+
+    repo, base, _ = kcc
+    matrix = tmp_path / "matrix.toml"
+    text = (Path(__file__).parents[1] / "runner" / "matrix.toml").read_text()
+    matrix.write_text(text + RECIPE.format(url=Path(repo.working_dir).as_uri()))
+    corpus = tmp_path / "corpus"
+    shutil.copytree(CORPORA / "builds" / "kcc_factor", corpus / "kcc_factor")
+    env = {**os.environ, "KREGRESS_CACHE_DIR": str(tmp_path / "kcache")}
+    pinned = [sys.executable, "-m", "kregress.cli", "--matrix", str(matrix), "build", f"kcc@{base}"]
+    subprocess.run(pinned, env=env, capture_output=True, text=True, check=True)  # the cache's clone exists
+    culprit = add_commit(repo, COMPILED)  # made after the clone: only a fetch brings it
+    add_commit(repo, DOCS_ONLY)
+    head = repo.head.commit.hexsha
+
+    def bisect(bad: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "kregress.cli", "--matrix", str(matrix), "bisect", "kcc_factor",
+                   "--corpus", str(corpus), "-t", "cpu:interpreter", "--good", f"kcc@{base}", "--bad", bad,
+                   "--confidence", "0"]  # fmt: skip
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=1200, check=False)
+
+    found = bisect(f"kcc@{head}")
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert "into the build cache's clone of kcc" in found.stderr
+    assert culprit[:10] in found.stdout + found.stderr and "Factor 3" in found.stdout + found.stderr
+    missing = bisect("kcc@" + "0" * 40)
+    assert missing.returncode == 64
+    assert f"'{'0' * 40}' is not a commit of {Path(repo.working_dir).as_uri()}" in missing.stderr
