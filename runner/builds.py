@@ -405,3 +405,63 @@ def resolve(repo: Path, ref: str) -> str:
     with contextlib.suppress(BuildFailed):
         return git(repo, "rev-parse", "--verify", "--quiet", f"refs/heads/{ref}^{{commit}}").strip()
     return git(repo, "rev-parse", "--verify", f"{ref}^{{commit}}").strip()
+
+
+class HeadError(KregressError):
+    """A head (NAME@REF) that cannot be built as asked: the matrix names no repository for it, or
+    no build command; the message says which and where to add it."""
+
+
+@dataclass(frozen=True)
+class BuiltHead:
+    spec: str  # the toolchain to judge with: the wheel(s) the build cache keeps
+    commit: str  # what REF named when it was fetched
+    made: str  # how: "built", or from which kept build
+
+
+def head_source(
+    head: str, matrix_path: Path | None = None, build_cmd: str | None = None
+) -> tuple[Path, str, str, BuildRecipe]:
+    """(clone, ref, package, recipe) of `head` (triton@main): the build cache's clone of the
+    matrix's [repositories.NAME], fetched now, and its recipe (--build-cmd overriding its command)."""
+    from kregress.matrix import head_of, load_matrix
+
+    named = head_of(head)
+    if named is None:
+        raise HeadError(f"{head!r} is not PACKAGE@REF (e.g. triton@main)")
+    package, ref = named
+    matrix = load_matrix(matrix_path)
+    entry = matrix.repositories.get(package)
+    if entry is None:
+        known = ", ".join(sorted(matrix.repositories)) or "none"
+        raise HeadError(
+            f"the matrix names no repository for {package} ([repositories.{package}]; it names: {known})"
+        )
+    recipe = BuildRecipe.of(entry, build_cmd)
+    if recipe.build_cmd is None:
+        raise HeadError(f"[repositories.{package}] has no build_cmd: a head cannot be built without one")
+    return fetch_repository(package, entry.url), ref, package, recipe
+
+
+def build_head(
+    head: str,
+    matrix_path: Path | None = None,
+    build_cmd: str | None = None,
+    log: Callable[[str], None] = print,
+) -> BuiltHead:
+    """`head` (triton@main) pinned to the commit its ref names now and built through the build
+    cache (or taken from it): what `kregress build` does, and `--toolchain NAME@REF`."""
+    clone, ref, package, recipe = head_source(head, matrix_path, build_cmd)
+    commit = resolve(clone, ref)
+    log(f"{head} is {commit}")
+    cache = BuildCache(clone, recipe, name=package, log=log)
+    spec = cache.build(commit)
+    return BuiltHead(spec, commit, made_of(cache.record(commit) or {}))
+
+
+def made_of(record: dict[str, Any]) -> str:
+    """How a kept build was made: built, or from another commit's build and the files that differ."""
+    if record.get("made_from"):
+        made_from, files = record["made_from"][:12], record["uncompiled_files"]
+        return f"built from {made_from}'s build + {files} uncompiled files"
+    return "built"

@@ -38,7 +38,15 @@ from kregress.matrix import SchemaError, load_matrix
 from kregress.ordering import handing_order, longest_first
 from kregress.record import ItemRecord
 from kregress.report import RECORD, ResultsCollector
-from kregress.run_state import STATE, RunState, durations_for_order, explicit_interpreter, run_devices, state
+from kregress.run_state import (
+    BUILT_TOOLCHAIN,
+    STATE,
+    RunState,
+    durations_for_order,
+    explicit_interpreter,
+    run_devices,
+    state,
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -133,8 +141,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="SPEC",
         help="judge under another compiler: requirements such as 'triton==3.2.0' or "
-        "'tilelang==0.1.6.post2', or a path to a built wheel or checkout. Built once into a cached "
-        "environment (see `kregress envs`), then reused.",
+        "'tilelang==0.1.6.post2', a path to a built wheel or checkout, or a head NAME@REF "
+        "('triton@main', '<package>@<sha>': pinned to its commit, built through the build cache from "
+        "the matrix's [repositories.NAME]). Built once into a cached environment (see `kregress envs`), "
+        "then reused.",
     )
     group.addoption(
         "--trace-passes",
@@ -189,6 +199,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     node.workerinput["kregress_durations"] = json.dumps(durations_for_order(node.config))
+    explicit = state(node.config).explicit
+    if explicit is not None and explicit.toolchain:  # a head is judged as the controller built it
+        node.workerinput[BUILT_TOOLCHAIN] = explicit.toolchain
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 
 from kregress import machine_tools
+from kregress.builds import BuildFailed, HeadError, build_head
 from kregress.devices import describe, device_variable, probe_count, visible
 from kregress.item import toolchain_interpreter
 from kregress.job_durations import ordering_durations
 from kregress.jobs import Interpreter, JobOutcome
-from kregress.matrix import Matrix, Target
+from kregress.matrix import Matrix, Target, head_of
 from kregress.package_index import CandidateError, newest_release
 from kregress.toolchains import Toolchain, ToolchainError, distribution_version
 
@@ -55,21 +56,35 @@ def progress(message: str) -> None:
     print(f"kregress: {message}", file=sys.stderr, flush=True)
 
 
+# The toolchain a head (--toolchain triton@main) was built as, sent by the controller: the workers
+# judge the build the controller made, never a later commit of the same ref.
+BUILT_TOOLCHAIN = "kregress_toolchain"
+
+
 def explicit_interpreter(config: pytest.Config) -> Interpreter | None:
-    """The --toolchain environment, built before any item runs; a failure stops the run (exit 3)."""
+    """The --toolchain environment, built before any item runs; a failure stops the run (exit 3).
+    A head (triton@main) is pinned to its commit and built through the build cache first."""
     spec = config.getoption("toolchain")
     if not spec:
         return None
     try:
-        Toolchain.parse(spec)  # a head (triton@main) is named as such, before the index is asked
+        if hasattr(config, "workerinput") and BUILT_TOOLCHAIN in config.workerinput:
+            return toolchain_interpreter(config.workerinput[BUILT_TOOLCHAIN], progress)
+        if head_of(spec.strip()):
+            built = build_head(spec.strip(), config.getoption("matrix"), log=progress)
+            progress(f"--toolchain {spec}: {built.commit} ({built.made}), judged as {built.spec}")
+            return toolchain_interpreter(built.spec, progress)
+        Toolchain.parse(spec)  # refuses what is neither a requirement, a path nor a head alone
         if len(spec.split()) == 1:
             pinned = newest_release(spec)
             if pinned != spec:
                 progress(f"--toolchain {spec}: its newest release is {pinned}")
             spec = pinned
         return toolchain_interpreter(spec, progress)
-    except (ToolchainError, CandidateError, OSError) as exc:
+    except (ToolchainError, CandidateError, OSError, BuildFailed) as exc:
         pytest.exit(f"kregress: {exc}", returncode=pytest.ExitCode.INTERNAL_ERROR)
+    except HeadError as exc:
+        raise pytest.UsageError(f"--toolchain {spec}: {exc}") from None
 
 
 def interpreter_for(config: pytest.Config, target: Target) -> Interpreter | str:

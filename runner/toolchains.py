@@ -135,8 +135,8 @@ class Toolchain:
                 package, ref = head
                 raise ToolchainError(
                     f"toolchain {spec!r}: {part!r} names the head of {ref!r} of {package}'s repository, "
-                    f"which is built before it is judged: `kregress build {part}` prints the toolchain "
-                    "to give here"
+                    f"which is built before it is judged: give it alone (`--toolchain {part}` builds it "
+                    f"through the build cache), or `kregress build {part}` prints the toolchain to give"
                 )
             try:
                 requirements.append(str(Requirement(part)))

@@ -212,3 +212,26 @@ def test_a_head_bisect_without_repo_searches_the_build_caches_clone(kcc, tmp_pat
     missing = bisect("kcc@" + "0" * 40)
     assert missing.returncode == 64
     assert f"'{'0' * 40}' is not a commit of {Path(repo.working_dir).as_uri()}" in missing.stderr
+
+
+def test_a_head_is_judged_in_one_command(kcc, tmp_path: Path) -> None:
+    """`pytest corpus/ --toolchain kcc@main`: the head pinned to its commit, built through the build
+    cache and judged, every worker under the build the controller made, the commit said."""
+    import os
+
+    from conftest import run_corpus
+
+    repo, base, log = kcc
+    matrix = tmp_path / "matrix.toml"
+    text = (Path(__file__).parents[1] / "runner" / "matrix.toml").read_text()
+    matrix.write_text(text + RECIPE.format(url=Path(repo.working_dir).as_uri()))
+    env = {"KREGRESS_CACHE_DIR": str(tmp_path / "kcache"), "KCC_BUILD_LOG": os.environ["KCC_BUILD_LOG"]}
+    args = ("--matrix", str(matrix), "--target", "cpu:interpreter", "--toolchain", "kcc@main", "-n", "2")
+    run = run_corpus(tmp_path / "run", "builds/kcc_factor", args=args, env=env)
+    item = run.item("kcc_factor::numerics[cpu:interpreter]")
+    assert item["outcome"] == "PASS", run.output[-3000:]
+    assert item["toolchain"]["kcc commit"] == base
+    assert f"--toolchain kcc@main: {base} (built)" in run.output
+    assert builds_run(log) == 1  # built once, by the controller
+    wrong = run_corpus(tmp_path / "wrong", "builds/kcc_factor", args=("--toolchain", "nope@main"), env=env)
+    assert wrong.returncode == 4 and "[repositories.nope]" in wrong.output  # a usage error, said

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kregress.errors import ExitCode
-from kregress.matrix import head_of, load_matrix
 
 if TYPE_CHECKING:
     from kregress.builds import BuildRecipe
@@ -22,32 +21,24 @@ def progress(message: str) -> None:
 
 def source_of(args: argparse.Namespace) -> tuple[Path, str, str | None, BuildRecipe] | str:
     """(clone, ref, package, recipe) of what to build, or why the command line names nothing."""
-    from kregress.builds import BuildRecipe, fetch_repository
+    from kregress.builds import BuildRecipe, HeadError, head_source
 
     if args.repo is not None:
         if args.build_cmd is None:
             return "--repo needs --build-cmd (e.g. 'python -m pip wheel --no-deps -w {out} {src}')"
         return args.repo, args.head, None, BuildRecipe(args.build_cmd)
-    head = head_of(args.head)
-    if head is None:
-        return f"{args.head!r} is not PACKAGE@REF (e.g. triton@main); a ref of a local clone needs --repo"
-    package, ref = head
-    matrix = load_matrix(args.matrix)
-    entry = matrix.repositories.get(package)
-    if entry is None:
-        known = ", ".join(sorted(matrix.repositories)) or "none"
-        return f"the matrix names no repository for {package} ([repositories.{package}]; it names: {known})"
-    recipe = BuildRecipe.of(entry, args.build_cmd)
-    if recipe.build_cmd is None:
-        return f"[repositories.{package}] has no build_cmd: a head cannot be built without one"
-    return fetch_repository(package, entry.url), ref, package, recipe
+    try:
+        return head_source(args.head, args.matrix, args.build_cmd)
+    except HeadError as exc:
+        hint = "; a ref of a local clone needs --repo" if "not PACKAGE@REF" in str(exc) else ""
+        return f"{exc}{hint}"
 
 
 def command_build(args: argparse.Namespace) -> ExitCode:
     """Fetch the package's repository (or take --repo), pin REF to a commit, build it (or take the
     kept build) and print the toolchain spec that `pytest --toolchain` takes."""
     # Imported here: the light jobs that plan and post load every command and need no compiler.
-    from kregress.builds import BuildCache, BuildFailed, resolve
+    from kregress.builds import BuildCache, BuildFailed, made_of, resolve
 
     try:
         source = source_of(args)
@@ -63,11 +54,7 @@ def command_build(args: argparse.Namespace) -> ExitCode:
         progress(f"{args.head} does not build:\n{exc}")
         return ExitCode.INFRASTRUCTURE
     record = cache.record(commit) or {}
-    made = (
-        f"built from {record['made_from'][:12]}'s build + {record['uncompiled_files']} uncompiled files"
-        if record.get("made_from")
-        else "built"
-    )
+    made = made_of(record)
     outputs = {"toolchain": spec, "commit": commit, "made": made}
     if args.json:
         print(json.dumps({"package": package, "ref": ref, **outputs, "record": record}))
