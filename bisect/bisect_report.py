@@ -42,8 +42,12 @@ class CulpritFile(BaseModel):
     target: str | None = None
     good: str
     bad: str
+    regress: str = Field(default="fail", description="fail: the commit broke it; pass: the commit fixed it")
     culprit: CulpritCommit | None = None
     why_none: str | None = Field(default=None, description="why no single culprit commit is named")
+    pins_in_range: list[str] = Field(
+        default_factory=list, description="each pinned dependency a commit of the range searched moved"
+    )
 
     @classmethod
     def load(cls, path: Path) -> CulpritFile:

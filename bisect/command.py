@@ -188,6 +188,10 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
     if levels[-1].exact:
         framework = load_case(run.corpus / run.case / "case.toml").manifest.framework
         passes = boundary_context(levels[-1], framework, args.tag_pattern) + passes
+    record = culprit_record(args, levels[-1])
+    if record.pins_in_range:  # whatever the search blamed: a pin moved in the range is worth a look
+        passes += ["", "Pinned dependencies moved inside the range searched:"]
+        passes += [f"- {pin}" for pin in record.pins_in_range]
     stated = stated_confidence(levels[-1], flake) if flake is not None and levels[-1].exact else None
     if levels[-1].posterior is not None:
         stated = posterior_confidence(levels[-1].posterior)
@@ -196,7 +200,7 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
     if args.markdown:
         args.markdown.write_text(text + "\n")
     if args.culprit_json:
-        args.culprit_json.write_text(culprit_record(args, levels[-1]).model_dump_json(indent=1) + "\n")
+        args.culprit_json.write_text(record.model_dump_json(indent=1) + "\n")
     return ExitCode.OK if levels[-1].exact else ExitCode.NOT_FOUND
 
 
@@ -371,7 +375,14 @@ def culprit_record(args: argparse.Namespace, level: Level) -> CulpritFile:
     """What a bot needs to tell the culprit's PR: the culprit commit and its PR, only when the
     search found exactly one commit that is no suspect (a range, a release or a suspect: none)."""
     record = CulpritFile(case=args.case, expectation=args.expectation, target=args.target,
-                         good=args.good, bad=args.bad)  # fmt: skip
+                         good=args.good, bad=args.bad, regress=args.regress)  # fmt: skip
+    builder = level.bisection.builder
+    if builder is not None and level.name.startswith("Commits"):  # whatever the search blamed
+        record.pins_in_range = [
+            f"{c.commit[:12]} {c.subject}: {bump}"
+            for c in level.candidates[1:] if c.commit
+            for bump in dependency_bumps(builder.repo, c.commit, builder.recipe.pins)
+        ]  # fmt: skip
     culprit = level.culprit
     if not level.exact or culprit is None or culprit.commit is None or level.problems:
         record.why_none = "; ".join(level.problems) or "no single culprit commit"
@@ -380,7 +391,6 @@ def culprit_record(args: argparse.Namespace, level: Level) -> CulpritFile:
     if suspect:
         record.why_none = f"a suspect: {', '.join(suspect)} generate the same code on both sides"
         return record
-    builder = level.bisection.builder
     pins = dependency_bumps(builder.repo, culprit.commit, builder.recipe.pins) if builder else []
     record.culprit = CulpritCommit(
         commit=culprit.commit, subject=culprit.subject, pr=culprit.pr, pins_moved=pins

@@ -61,9 +61,10 @@ def identity(item: ItemRecord) -> tuple[str, str, str, str]:
     return (line_of(item), *key_of(item))
 
 
-def report_name(case: str, target: str) -> str:
-    """File name of a bisect report: artifact names and paths may not hold ':'."""
-    return f"{case}.{target.replace(':', '-')}.md"
+def report_name(case: str, target: str, fix: bool = False) -> str:
+    """File name of a bisect report (of the fix's search when `fix`): artifact names and paths may
+    not hold ':'."""
+    return f"{case}.{target.replace(':', '-')}{'.fix' if fix else ''}.md"
 
 
 def problems_of(error: ValidationError) -> str:
@@ -354,7 +355,7 @@ def bisect_requests(
             repository = (repositories or {}).get(package, "")
             if good and bad and good != bad and repository:
                 requests.append({"case": case, "expectation": expectation, "target": target,
-                                 "good": f"{package}@{good}", "bad": f"{package}@{bad}",
+                                 "good": f"{package}@{good}", "bad": f"{package}@{bad}", "regress": "fail",
                                  "repository": repository, "report": report_name(case, target)})  # fmt: skip
             continue
         spec = change.item.toolchain_spec
@@ -370,9 +371,30 @@ def bisect_requests(
         if not good or not bad or good == bad:
             continue
         requests.append({"case": case, "expectation": expectation, "target": target,
-                         "good": f"{package}=={good}", "bad": f"{package}=={bad}",
+                         "good": f"{package}=={good}", "bad": f"{package}=={bad}", "regress": "fail",
                          "repository": (repositories or {}).get(package, ""),
                          "report": report_name(case, target)})  # fmt: skip
+    return requests + fix_requests(changes, repositories or {})
+
+
+def fix_requests(changes: Changes, repositories: dict[str, str]) -> list[dict]:
+    """For each head that passes again, the commits between the last build where it failed and
+    tonight's, searched for the fixing commit (`--regress pass`), as a culprit is."""
+    requests = []
+    for change in changes.fixed:
+        line = line_of(change.item)
+        if not line.endswith("@"):
+            continue
+        package = line.removesuffix("@")
+        case, expectation, target = change.key
+        was = change.earlier.toolchain if change.earlier else None
+        failed, now = built_commits(was).get(package), built_commits(change.item.toolchain).get(package)
+        repository = repositories.get(package, "")
+        if failed and now and failed != now and repository:
+            report = report_name(case, target, fix=True)
+            requests.append({"case": case, "expectation": expectation, "target": target,
+                             "good": f"{package}@{failed}", "bad": f"{package}@{now}", "regress": "pass",
+                             "repository": repository, "report": report})  # fmt: skip
     return requests
 
 

@@ -84,6 +84,7 @@ def test_bisect_requests_span_last_held_to_now_with_the_targets_package(changes)
             "target": "xpu:pvc",
             "good": "triton-xpu==3.3.0b1",
             "bad": "triton-xpu==3.4.0",
+            "regress": "fail",
             "repository": "https://github.com/intel/intel-xpu-backend-for-triton.git",  # then its commits
             "report": "native_binary_flags.xpu-pvc.md",
         },
@@ -93,6 +94,7 @@ def test_bisect_requests_span_last_held_to_now_with_the_targets_package(changes)
             "target": "cuda:sm_90",
             "good": "triton==3.5.0",
             "bad": "triton==3.6.0",
+            "regress": "fail",
             "repository": "https://github.com/triton-lang/triton.git",  # then its commits
             "report": "scratch_overflow.cuda-sm_90.md",
         },
@@ -268,6 +270,12 @@ def test_a_head_that_passes_again_is_fixed_between_the_two_builds() -> None:
     (fixed,) = changes.fixed
     assert fixed.as_dict()["was_toolchain"]["triton commit"] == "b" * 40
     assert fixed.as_dict()["toolchain"]["triton commit"] == "c" * 40
+    # the fixing commit is searched for as a culprit is: the same commits, --regress pass
+    (request,) = bisect_requests(changes, [], {}, {"triton": "https://github.com/triton-lang/triton"})
+    ends = (request["good"], request["bad"], request["regress"])
+    assert ends == ("triton@" + "b" * 40, "triton@" + "c" * 40, "pass")
+    assert request["report"].endswith(".fix.md")
+    assert bisect_requests(changes, [], {}, {}) == []  # no repository to search: the range is said instead
 
 
 def test_a_head_that_regressed_and_was_fixed_is_no_flake_but_one_compiler_flipping_is() -> None:

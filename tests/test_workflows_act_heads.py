@@ -90,6 +90,10 @@ def test_nights_on_a_head_build_once_bisect_and_tell_the_culprits_pr(tmp_path: P
         bisected = night2.artifact("bisect-kcc_factor.cpu-interpreter")
         found = json.loads(bisected["kcc_factor.cpu-interpreter.culprit.json"])
         assert found["culprit"]["commit"] == culprit and found["culprit"]["pr"] == 7
+        # the pin moved by another commit of the range than the culprit is listed, with that commit
+        (pin,) = found["pins_in_range"]
+        assert pin.startswith(night2_shas[3][:12]) and "Move the pinned LLVM (#8)" in pin
+        assert "llvm-2222" in pin
         (tracking,) = github.comments_on(OWNER_REPO, TRACKING_ISSUE)
         assert culprit[:10] in tracking["body"] and "PR #7" in tracking["body"], tracking["body"]
         (told,) = github.comments_on(UPSTREAM, 7)
@@ -114,7 +118,13 @@ def test_nights_on_a_head_build_once_bisect_and_tell_the_culprits_pr(tmp_path: P
         assert night4.returncode == 0, night4.failed()
         (edited,) = github.comments_on(OWNER_REPO, TRACKING_ISSUE)
         assert edited["id"] == tracking["id"] and "Fixed on a branch head" in edited["body"], edited["body"]
-        assert f"`{night2_shas[-1][:12]}..{fixed_by[:12]}`" in edited["body"]
+        # the fix searched for as a culprit is (--regress pass over the nights' commits): named with its PR
+        assert night4.jobs.get("bisect/bisect") == "succeeded", night4.failed()
+        reports = night4.artifact("bisect-kcc_factor.cpu-interpreter.fix")
+        fix = json.loads(reports["kcc_factor.cpu-interpreter.fix.culprit.json"])
+        assert fix["regress"] == "pass" and fix["culprit"]["commit"] == fixed_by
+        assert fix["culprit"]["pr"] == 10
+        assert f"`{fixed_by[:12]}` Factor 2 again (#10) |" in edited["body"], edited["body"]
         assert len(github.comments_on(UPSTREAM, 7)) == 1  # the culprit's PR is told once
 
 

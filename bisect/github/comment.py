@@ -12,6 +12,7 @@ posted), 64 usage (no token, no repository, unreadable input). The token is neve
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -102,11 +103,10 @@ def regressions_report(path: Path, reports: Path | None) -> str | None:
                          f"{change.was} → {change.now} | {why} |")  # fmt: skip
     if fixed:
         lines += ["", f"**Fixed on a branch head: {len(fixed)}** item(s) that failed pass again:", "",
-                  "| case | expectation | target | fixed by one of |", "|---|---|---|---|"]  # fmt: skip
+                  "| case | expectation | target | fixed by |", "|---|---|---|---|"]  # fmt: skip
         for change in fixed:
-            lines.append(
-                f"| `{change.case}` | `{change.expectation}` | `{change.target}` | {fixing_range(change)} |"
-            )
+            by = fixing_commit(change, reports)
+            lines.append(f"| `{change.case}` | `{change.expectation}` | `{change.target}` | {by} |")
     for item in failed:
         lines += ["", f"**{item.case} / {item.expectation} on {item.target}**", fenced(item.message or "")]
         candidates = [report_name(item.case, item.target), f"{item.case}.md"] if reports else []
@@ -140,18 +140,43 @@ def culprit_report(
         raise ReportError("the culprit's repository is unknown: pass --repo owner/name")
     where = f"`{culprit.case}`" + (f" / `{culprit.expectation}`" if culprit.expectation else "")
     where += f" on `{culprit.target}`" if culprit.target else ""
+    fixed = culprit.regress == "pass"
     lines = [
-        f"### kregress: this pull request changed {where}",
+        f"### kregress: this pull request {'fixed' if fixed else 'changed'} {where}",
         "",
-        f"Bisected between {culprit.good} and {culprit.bad}: the first bad commit is "
-        f"{found.commit} ({found.subject}).",
+        f"Bisected between {culprit.good} and {culprit.bad}: the first "
+        f"{'fixed' if fixed else 'bad'} commit is {found.commit} ({found.subject}).",
     ]
     if found.pins_moved:
         lines += ["", "It also moves a pinned dependency:", *(f"- {pin}" for pin in found.pins_moved)]
+    if report is None:  # the report lists them itself
+        lines += pins_in_range(culprit)
     if report is not None:
         lines += ["", report.read_text()]
     key = f"culprit:{culprit.case}:{culprit.target or ''}"
     return [(IssueRef(repository, found.pr), key, "\n".join(lines))]
+
+
+def pins_in_range(culprit: CulpritFile) -> list[str]:
+    """Every pinned dependency a commit of the searched range moved, with that commit."""
+    if not culprit.pins_in_range:
+        return []
+    moved = [f"- {pin}" for pin in culprit.pins_in_range]
+    return ["", "Pinned dependencies moved inside the range searched:", *moved]
+
+
+def fixing_commit(change: ChangeEntry, reports: Path | None) -> str:
+    """The commit that fixed a head, where the nightly's `--regress pass` bisect named it (its culprit
+    file in `reports`), with its PR; else the range of commits it is among."""
+    name = report_name(change.case, change.target, fix=True).removesuffix(".md") + ".culprit.json"
+    path = reports / name if reports else None
+    if path is not None and path.exists():
+        with contextlib.suppress(SchemaError):
+            found = CulpritFile.load(path).culprit
+            if found is not None:
+                pr = f" (#{found.pr})" if found.pr and f"#{found.pr}" not in found.subject else ""
+                return f"`{found.commit[:12]}` {found.subject}{pr}"
+    return f"one of {fixing_range(change)}"
 
 
 def fixing_range(change: ChangeEntry) -> str:
