@@ -17,8 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from kregress.bisect.judging import CaseRun
 from kregress.bisect.search import PointVerdict, plain_bound, rounds_bound, search
+from kregress.judging_service import CaseRun
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "corpora" / "kinds"
 

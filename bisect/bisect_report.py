@@ -13,10 +13,10 @@ from rich.table import Table
 
 from kregress.bisect.bisection import MAX_EXCERPT, Level, Point
 from kregress.bisect.confidence import ConfidenceReport
-from kregress.bisect.judging import Observation, record_verdict
 from kregress.bisect.search import PointVerdict
 from kregress.code_identity import first_difference as first_code_difference
 from kregress.code_identity import order_of
+from kregress.judging_service import Observation, RegressOn, record_verdict
 from kregress.markdown import fenced
 from kregress.pass_trace import aligned, first_difference
 from kregress.schema import SchemaError, parse
@@ -217,7 +217,7 @@ def headline(level: Level, expectation: str | None, regress: str) -> str:
                 f"generates the same code as {good.label} at every stage: look at the environment, a "
                 "runtime change or flakiness before blaming it."
             )
-        if regress == "pass":
+        if regress == RegressOn.PASS:
             scope = "the whole case holds" if not expectation else f"{expectation} passes"
             return f"First fixed ({scope}): **{culprit.label}**{pr}; last broken: {good.label}."
         return f"First bad ({regress}): **{culprit.label}**{pr}; last good: {good.label}."
@@ -262,7 +262,7 @@ def culprit_details(level: Level) -> list[str]:
             lines += ["", "Measured values that changed:", *(f"- {c}" for c in changes)]
         # The error is what a reader wants: at the first bad point of a regression, at the last
         # broken one of a fix search (the fixed point only says it passes).
-        fix_search = level.bisection.regress == "pass"
+        fix_search = level.bisection.regress == RegressOn.PASS
         shown, where = (
             (good_point, "the last broken point") if fix_search else (bad_point, "the first bad point")
         )

@@ -14,16 +14,17 @@ from rich.console import Console
 
 from kregress.bisect.candidates import Candidate, environment_ready
 from kregress.bisect.confidence import MAX_RUNS, FlakeEstimate, decide, expected_points, per_point_target
-from kregress.bisect.judging import (
+from kregress.bisect.search import PointVerdict, SearchResult, search
+from kregress.builds import BuildCache, BuildFailed
+from kregress.judging_service import (
     CaseRun,
     InfrastructureError,
     Memo,
     Observation,
+    RegressOn,
     majority,
     observation_verdict,
 )
-from kregress.bisect.search import PointVerdict, SearchResult, search
-from kregress.builds import BuildCache, BuildFailed
 from kregress.toolchains import Environment, EnvironmentCache, Toolchain, ToolchainError
 
 if TYPE_CHECKING:  # numpy's: imported where the posterior search runs, not by every command
@@ -313,7 +314,7 @@ def end_problems(
 ) -> list[str]:
     """Why the two ends, as judged, leave nothing to search (empty when they bracket a change)."""
     problems = []
-    if regress == "pass":  # a fix search: --good is the broken end, --bad the fixed one
+    if regress == RegressOn.PASS:  # a fix search: --good is the broken end, --bad the fixed one
         shown = {
             PointVerdict.BAD: "holds already",
             PointVerdict.GOOD: "is still broken",

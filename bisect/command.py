@@ -66,7 +66,6 @@ from kregress.bisect.confidence import (
     combined,
 )
 from kregress.bisect.dependencies import boundary_context, dependency_bumps
-from kregress.bisect.judging import REGRESSIONS, CaseRun, InfrastructureError, Memo
 from kregress.bisect.search import PointVerdict, one_point, plain_bound
 from kregress.builds import BuildCache, BuildRecipe
 from kregress.devices import device_arch
@@ -74,6 +73,7 @@ from kregress.errors import ExitCode
 from kregress.frameworks import FRAMEWORKS
 from kregress.history import default_path as history_path
 from kregress.history import flake_history
+from kregress.judging_service import REGRESSIONS, CaseRun, InfrastructureError, Memo, RegressOn
 from kregress.kinds.traced import PassTraced
 from kregress.manifest import load_case
 from kregress.matrix import head_of, load_matrix
@@ -251,7 +251,7 @@ def recheck_below(level: Level, console: Console) -> None:
         again = bisection.judge_again(candidate)
         level.rechecked.append(candidate.label)
         if again.verdict == PointVerdict.BAD:
-            word = "broken" if bisection.regress == "pass" else "good"
+            word = "broken" if bisection.regress == RegressOn.PASS else "good"
             level.problems.append(
                 f"{candidate.label}, {word} when searched, was judged again and came out the other way: "
                 "a low-confidence range, not one culprit (the item flakes, or the history is not monotone)"
@@ -573,7 +573,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "--target", "-t", help="judge on this target (default: every target of --backend cpu)"
     )
     bisect.add_argument(
-        "--regress", default="fail", choices=REGRESSIONS,
+        "--regress", default=RegressOn.FAIL, type=RegressOn, choices=REGRESSIONS,
         help="the outcome that counts as bad: fail (default), pass (to find a fix), crash, error",
     )  # fmt: skip
     bisect.add_argument("--corpus", type=Path, default=Path("corpus"), help="default: corpus")

@@ -15,15 +15,19 @@ from pathlib import Path
 from kregress.bisect.posterior import NoiseModel
 from kregress.history import connect
 from kregress.judge import Outcome
-from kregress.results import HELD
+from kregress.judging_service import PointVerdict, RegressOn, holds, item_verdict
 
 
 def side_counts(outcomes: list[str]) -> tuple[int, int, int, int]:
-    """(false FAILs, runs on good code, false PASSes, runs on bad code) of outcomes of one truth."""
-    judged = [o for o in outcomes if o in HELD or o in (Outcome.FAIL.value, Outcome.UNSTABLE.value)]
+    """(false FAILs, runs on good code, false PASSes, runs on bad code) of outcomes of one truth,
+    each outcome read by the one verdict rule (an XFAIL fails, as a search reads it)."""
+    told = (PointVerdict.GOOD, PointVerdict.BAD)
+    judged = [
+        o for o in outcomes if o == Outcome.UNSTABLE.value or item_verdict(o, None, RegressOn.FAIL) in told
+    ]
     if not judged:
         return 0, 0, 0, 0
-    failing = sum(o not in HELD for o in judged)  # FAIL, or UNSTABLE
+    failing = sum(not holds(o) for o in judged)  # a failure, or UNSTABLE
     holding = len(judged) - failing
     if holding >= failing:  # good code: FAILs and UNSTABLE lied
         return failing, len(judged), 0, 0

@@ -10,13 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 
-
-class PointVerdict(str, Enum):
-    GOOD = "good"
-    BAD = "bad"
-    SKIP = "skip"  # could not be judged (failed to build): like `git bisect run` exit 125
+from kregress.judging_service import PointVerdict
 
 
 @dataclass

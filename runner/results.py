@@ -25,7 +25,9 @@ from kregress.judge import Outcome
 from kregress.record import ItemRecord, RunResults
 
 Key = tuple[str, str, str]  # case, expectation, target
-HELD = (Outcome.PASS, Outcome.XFAIL, Outcome.XPASS)  # outcomes where the expectation did not newly break
+# What a comparison of two nights calls "did not newly break": a known-bad item that fails as known
+# (XFAIL) too. Not a verdict: a search and a flake rate read outcomes by kregress.judging_service.
+NOT_NEWLY_BROKEN = (Outcome.PASS, Outcome.XFAIL, Outcome.XPASS)
 
 
 class ResultsError(KregressError):
@@ -262,7 +264,7 @@ def compare(current: RunResults, previous: list[RunResults], window: int = 5) ->
         past = history.get(identity(item), [])
         was = past[-1] if past else None
         attempts = [a.value for a in item.attempts or []] or [now]
-        if Outcome.FAIL in attempts and any(a in HELD for a in attempts):
+        if Outcome.FAIL in attempts and any(a in NOT_NEWLY_BROKEN for a in attempts):
             changes.flaky.append(Change(key, now, was, item, f"attempts in this run: {', '.join(attempts)}"))
             continue
         if Outcome.UNSTABLE in attempts:  # timings too noisy to tell: like flaky, never a new FAIL
@@ -308,16 +310,15 @@ def same_build_flips(outcomes: list[str], compilers: list[str]) -> int:
     judged = [
         (o == Outcome.FAIL, c)
         for o, c in zip(outcomes, compilers, strict=True)
-        if o == Outcome.FAIL or o in HELD
+        if o == Outcome.FAIL or o in NOT_NEWLY_BROKEN
     ]
     return sum(1 for (a, x), (b, y) in itertools.pairwise(judged) if a != b and x == y)
 
 
 def flip_count(outcomes: list[str]) -> int:
     """How often an item went between FAIL and a held outcome (SKIP and ERROR are ignored)."""
-    judged = [
-        Outcome.FAIL if o == Outcome.FAIL else "held" for o in outcomes if o == Outcome.FAIL or o in HELD
-    ]
+    kept = (Outcome.FAIL, *NOT_NEWLY_BROKEN)
+    judged = [Outcome.FAIL if o == Outcome.FAIL else "held" for o in outcomes if o in kept]
     return sum(1 for a, b in itertools.pairwise(judged) if a != b)
 
 
@@ -339,7 +340,7 @@ def bisect_requests(
     last_held: dict[tuple[str, ...], ItemRecord] = {}
     for document in sorted(previous, key=lambda d: d.started or 0):
         for item in document.items:
-            if item.outcome in HELD:
+            if item.outcome in NOT_NEWLY_BROKEN:
                 last_held[identity(item)] = item
     requests = []
     for change in changes.new_fail:

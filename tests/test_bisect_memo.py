@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kregress import toolchains
-from kregress.bisect.judging import CaseRun, Memo, Observation, judgement_key
+from kregress.judging_service import CaseRun, Memo, Observation, judgement_key
 
 
 def test_memo_is_keyed_by_the_case_files_and_the_environment(
@@ -90,8 +90,8 @@ def test_a_judgement_on_an_xpu_target_keys_on_the_igc_packages_it_built_with(
 def test_a_fix_search_over_a_whole_case_waits_until_every_expectation_holds() -> None:
     """Fixed ("bad" for the search) only where the whole case holds: a release that made the bug's
     check pass by breaking the case's positive control is still broken."""
-    from kregress.bisect.judging import observation_verdict
     from kregress.bisect.search import PointVerdict
+    from kregress.judging_service import observation_verdict
 
     def seen(**outcomes: str) -> Observation:
         return Observation.from_parts(
@@ -114,8 +114,8 @@ def test_a_fix_search_over_a_whole_case_waits_until_every_expectation_holds() ->
 
 def test_an_unstable_perf_item_never_decides_a_bisect_step() -> None:
     """Noise is not a regression: UNSTABLE reads as "cannot tell" for every kind of search."""
-    from kregress.bisect.judging import REGRESSIONS, observation_verdict
     from kregress.bisect.search import PointVerdict
+    from kregress.judging_service import REGRESSIONS, observation_verdict
 
     unstable = Observation.from_parts(outcomes={"perf-1k[cuda:device]": "UNSTABLE"})
     for regress in REGRESSIONS:

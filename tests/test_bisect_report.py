@@ -11,8 +11,8 @@ from rich.console import Console
 from kregress.bisect.bisect_report import markdown
 from kregress.bisect.bisection import Bisection, Level, Point
 from kregress.bisect.candidates import Candidate
-from kregress.bisect.judging import CaseRun, Memo, Observation
 from kregress.bisect.search import PointVerdict, SearchResult
+from kregress.judging_service import CaseRun, Memo, Observation
 
 GOOD_CODE = {"num_warps=4": {"ttir": "a1", "ttgir": "b1", "llir": "c1", "ptx": "d1", "cubin": "e1"}}
 NEW_LAYOUT = {"num_warps=4": {"ttir": "a1", "ttgir": "b2", "llir": "c2", "ptx": "d2", "cubin": "e2"}}

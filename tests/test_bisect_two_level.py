@@ -19,8 +19,8 @@ from kregress.bisect.candidates import (
     release_candidates,
     tag_range,
 )
-from kregress.bisect.judging import CaseRun, Memo
 from kregress.builds import BuildCache
+from kregress.judging_service import CaseRun, Memo
 from kregress.package_index import newest_release
 
 HISTORY = [

@@ -79,8 +79,8 @@ def test_a_point_launching_the_code_of_a_judged_point_takes_its_verdict() -> Non
 
     from kregress.bisect.bisection import Bisection, Point
     from kregress.bisect.candidates import Candidate
-    from kregress.bisect.judging import CaseRun, Memo
     from kregress.bisect.search import PointVerdict
+    from kregress.judging_service import CaseRun, Memo
 
     bisection = Bisection(
         CaseRun(Path("corpus"), "c", None, "cuda:device"), "fail", 1, None, Memo(Path("/nonexistent")),
@@ -131,8 +131,8 @@ def test_a_posterior_run_of_a_point_that_launches_a_judged_points_code_is_a_run_
 
     from kregress.bisect.bisection import Bisection, Point
     from kregress.bisect.candidates import Candidate
-    from kregress.bisect.judging import CaseRun, Memo, Observation, judgement_key
     from kregress.bisect.search import PointVerdict
+    from kregress.judging_service import CaseRun, Memo, Observation, judgement_key
 
     memo = Memo(tmp_path / "memo.json")
     run = CaseRun(

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPORA
-from kregress.bisect.judging import CaseRun
 from kregress.bisect.triage.importer import Evidence, UpstreamIssue, write_draft
 from kregress.bisect.triage.verify import judge_bad
 from kregress.cli import main
+from kregress.judging_service import CaseRun
 from kregress.manifest import load_case
 
 

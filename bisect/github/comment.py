@@ -23,6 +23,7 @@ from kregress.bisect.bisect_report import CulpritFile
 from kregress.bisect.github.client import IssueRef, Reporter, ReportError, issue_of, safe_body
 from kregress.errors import ExitCode
 from kregress.judge import Outcome
+from kregress.judging_service import RegressOn
 from kregress.markdown import fenced
 from kregress.record import ItemRecord
 from kregress.results import ChangeEntry, ResultsError, built_commits, load_changes, load_results, report_name
@@ -140,7 +141,7 @@ def culprit_report(
         raise ReportError("the culprit's repository is unknown: pass --repo owner/name")
     where = f"`{culprit.case}`" + (f" / `{culprit.expectation}`" if culprit.expectation else "")
     where += f" on `{culprit.target}`" if culprit.target else ""
-    fixed = culprit.regress == "pass"
+    fixed = culprit.regress == RegressOn.PASS
     lines = [
         f"### kregress: this pull request {'fixed' if fixed else 'changed'} {where}",
         "",

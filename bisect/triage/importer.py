@@ -39,7 +39,6 @@ from github import Auth, Github, GithubException
 from packaging.version import Version
 
 from kregress.bisect.github.client import explain
-from kregress.bisect.judging import CaseRun, InfrastructureError, RegressOn, item_verdict
 from kregress.bisect.search import PointVerdict, search
 from kregress.bisect.triage.complete import Completion, completion_for
 from kregress.bisect.triage.repair import looks_like_kernel_code, repair
@@ -47,6 +46,7 @@ from kregress.bisect.triage.stated import StatedSpelling, StatedValues, stated_s
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
 from kregress.judge import Outcome
+from kregress.judging_service import CaseRun, InfrastructureError, RegressOn, item_verdict
 from kregress.matrix import load_matrix
 from kregress.package_index import PYPI, CandidateError, index_files
 from kregress.schema import read_toml
@@ -684,7 +684,9 @@ def release_span(locator: Locator, target: str, versions: list[str], at: int) ->
         point = locator.judge(target, versions[index])
         if locator.shows(point):
             return showing
-        return passing if point.outcome is Outcome.PASS else PointVerdict.SKIP
+        # held under the one rule (an XPASS too); anything else cannot tell
+        held = item_verdict(point.outcome, point.failure_kind, RegressOn.FAIL) == PointVerdict.GOOD
+        return passing if held else PointVerdict.SKIP
 
     # older: virtual 0 is "before every release", virtual i is versions[i - 1], the last is `at`
     older = search(at + 2, lambda now: {i: side(i - 1, PointVerdict.BAD, PointVerdict.GOOD) for i in now})
@@ -848,7 +850,10 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     span = release_span(locator, target, versions, versions.index(release))
     first_bad, fixed = span.first_bad, span.fixed
     summary.add(f"bisect: {span.shown(versions)}")
-    held = {p.release for p in summary.judged if p.target == target and p.outcome is Outcome.PASS}
+    held = {
+        p.release for p in summary.judged
+        if p.target == target and item_verdict(p.outcome, p.failure_kind, RegressOn.FAIL) == PointVerdict.GOOD
+    }  # fmt: skip
     if not anything_quoted and not held:
         raise ImportStopped(
             "bisect", f"with no error quoted, the code fails on {target} in every release that runs it: that "

@@ -1,7 +1,7 @@
 """The verify ledger: the judgements `kregress verify` rests on, committed with the corpus.
 
 Each entry is one case judged under one toolchain on one target, stored under the digest of its
-judgement key (kregress.bisect.judging.judgement_key: the case's files, the target's matrix entry,
+judgement key (kregress.judging_service.judgement_key: the case's files, the target's matrix entry,
 what the environment holds, the kregress code that judges the case). A machine that has never
 judged anything reads the proof of every unchanged case from here instead of building every
 release's environment again; CI judges afresh whatever the ledger lacks (a missing entry fails it)
@@ -23,7 +23,7 @@ from kregress.judge import Outcome
 from kregress.paths import write_atomically
 
 if TYPE_CHECKING:
-    from kregress.bisect.judging import CaseRun, Observation
+    from kregress.judging_service import CaseRun, Observation
 
 LEDGER_FORMAT = 1
 LEDGER_NAME = "verify-ledger.json"  # beside the cases, in the corpus folder
@@ -64,7 +64,7 @@ class LedgerEntry:
                    messages, observation.versions)  # fmt: skip
 
     def observation(self) -> Observation:
-        from kregress.bisect.judging import Observation
+        from kregress.judging_service import Observation
 
         return Observation.from_parts(
             self.outcomes, self.failure_kinds, self.messages, versions=self.versions, case=self.case

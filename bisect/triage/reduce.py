@@ -30,11 +30,11 @@ from typing import Any
 
 import tomli_w
 
-from kregress.bisect.judging import RegressOn, item_verdict
 from kregress.bisect.search import PointVerdict
 from kregress.bisect.triage.ast_edits import candidates, normalized, size
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
+from kregress.judging_service import RegressOn, item_verdict, judge_in_process, toolchain_for_target
 from kregress.manifest import Case, load_case
 from kregress.matrix import Target, load_matrix
 from kregress.schema import SchemaError, read_toml
@@ -113,19 +113,12 @@ def start_worker(item: Item, workdir: Path) -> None:
 
 def judge_text(text: str, number: int) -> Judged:
     """In a worker process: the candidate as the shrunk file of a copy of the case, judged like pytest."""
-    from kregress.item import judge_item
-    from kregress.jobs import run_job
-
     item: Item = WORKER["item"]
     folder = Path(WORKER["workdir"]) / f"candidate-{number:05d}" / item.case_folder.name
     shutil.copytree(item.case_folder, folder, ignore=shutil.ignore_patterns("__pycache__"))
     (folder / item.file).write_text(text)
     try:
-        case = load_case(folder / "case.toml")
-        expectation = dict(case.expectations())[item.expectation]
-        options = {"trace_passes": False, "trace_passes_on_fail": False, "perf_rounds": None}
-        run = lambda job: run_job(job, item.timeout, folder.parent, interpreter=item.interpreter)  # noqa: E731
-        judged = judge_item(case, item.expectation, expectation, item.target, run, options.get)
+        judged = judge_in_process(folder, item.expectation, item.target, item.interpreter, item.timeout)
         verdict, outcome = judged.verdict, judged.outcome
     finally:
         shutil.rmtree(folder.parent, ignore_errors=True)
@@ -300,15 +293,9 @@ def report(case: str, expectation: str, target: str, holds: SameFailure, reducti
 
 
 def interpreter_for_target(target: Target, spec: str | None) -> Any:
-    """The toolchain that judges the item: --toolchain, else the matrix's for the target, else this
-    environment's; Intel's native compiler added for XPU compile targets (as pytest does)."""
-    from kregress import machine_tools
-    from kregress.item import toolchain_interpreter, with_machine_tools
-
+    """The toolchain that judges the item (kregress.judging_service.toolchain_for_target)."""
     log = lambda message: print(f"kregress: {message}", file=sys.stderr)  # noqa: E731
-    interpreter = toolchain_interpreter(spec or target.toolchain, log)
-    tools = lambda backend: machine_tools.child_variables(backend, log=log)  # noqa: E731
-    return with_machine_tools(target, interpreter, tools)
+    return toolchain_for_target(target, spec, log)
 
 
 def command_reduce(args: argparse.Namespace) -> ExitCode:

@@ -36,7 +36,11 @@ from typing import Any
 
 import tomli_w
 
-from kregress.bisect.judging import (
+from kregress.bisect.search import PointVerdict
+from kregress.bisect.triage.ledger import LEDGER_NAME, Ledger, LedgerEntry, LedgerError, is_draft
+from kregress.errors import ExitCode
+from kregress.judge import Outcome
+from kregress.judging_service import (
     CaseRun,
     InfrastructureError,
     Memo,
@@ -46,10 +50,6 @@ from kregress.bisect.judging import (
     judgement_key,
     record_verdict,
 )
-from kregress.bisect.search import PointVerdict
-from kregress.bisect.triage.ledger import LEDGER_NAME, Ledger, LedgerEntry, LedgerError, is_draft
-from kregress.errors import ExitCode
-from kregress.judge import Outcome
 from kregress.manifest import Case, load_case
 from kregress.matrix import load_matrix
 from kregress.record import ItemRecord
@@ -137,14 +137,20 @@ def judge_good(case: Case, observation: Observation, toolchain: str, target: str
     items = must_fail_items(case, observation, target)
     here = {n: r for n, r in observation.records.items() if r.target == target}
     verdicts = items_verdict(here, RegressOn.FAIL)
-    broken = [f"{n} {r.outcome.value}" for n, r in here.items()
-              if verdicts[n] == PointVerdict.BAD or r.outcome == Outcome.ERROR]  # fmt: skip
+    broken = [f"{n} {r.outcome.value}" for n, r in here.items() if verdicts[n] == PointVerdict.BAD]
+    # an ERROR cannot tell (the repro's or kregress's, never the compiler's): no proof either way
+    unjudged = [f"{n} ERROR" for n, r in here.items() if r.outcome == Outcome.ERROR]
     if not items:
         return Check(
             "good", toolchain, target, "no item", False, "none of the bug's expectations applies here"
         )
-    why = f"the case does not hold: {', '.join(broken)}" if broken else ""
-    if not broken and not any(verdicts[n] == PointVerdict.GOOD for n in items):
+    why = "; ".join(
+        filter(None, [
+            f"the case does not hold: {', '.join(broken)}" if broken else "",
+            f"could not be judged: {', '.join(unjudged)}" if unjudged else "",
+        ])
+    )  # fmt: skip
+    if not why and not any(verdicts[n] == PointVerdict.GOOD for n in items):
         why = "the bug's expectations did not run (all SKIP)"
     return Check("good", toolchain, target, short(items), not why, why)
 
@@ -171,7 +177,7 @@ class Verifier:
         self.lock = threading.Lock()  # cases verified at a time (-j) count and record through it
 
     def observe(self, run: CaseRun, toolchain: str | None) -> Observation:
-        """Judged once per judgement key (kregress.bisect.judging.judgement_key): a judgement the
+        """Judged once per judgement key (kregress.judging_service.judgement_key): a judgement the
         ledger or the memo holds under the same key is reused, unless the case is rechecked."""
         key = judgement_key(run, toolchain)
         kept = self.ledger.get(key) if self.ledger else None

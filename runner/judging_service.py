@@ -1,6 +1,9 @@
-"""Judging one candidate: run the case's items under that candidate's toolchain with the real
-runner (`pytest ... --toolchain SPEC --kregress-json`), and turn the outcomes into good/bad/skip
-for the outcome the user called bad. Observations are memoized per (case, target, candidate)."""
+"""The judging service: the one public interface through which bisect, verify, import and reduce
+judge a case. A case's items are run under a candidate's toolchain with the real runner (`pytest
+... --toolchain SPEC --kregress-json`), or one item of a copy in process (reduce); outcomes become
+good/bad/skip under the one verdict rule (`item_verdict`, for the outcome `RegressOn` calls bad);
+observations are remembered per judgement key (`judgement_key`: the case's files, the target, the
+toolchain, what its environment holds, the machine's tools and the code that judges)."""
 
 from __future__ import annotations
 
@@ -14,12 +17,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
 from kregress import machine_tools
-from kregress.bisect.search import PointVerdict
 from kregress.errors import KregressError
 from kregress.judge import Outcome
 from kregress.judging_code import judging_code_digest
@@ -29,7 +31,18 @@ from kregress.record import ItemRecord
 from kregress.results import ResultsError, load_results
 from kregress.toolchains import environment_identity
 
+if TYPE_CHECKING:
+    from kregress.item import ItemJudgement
+    from kregress.jobs import Interpreter
+    from kregress.matrix import Target
+
 RUN_TIMEOUT = 3600
+
+
+class PointVerdict(str, Enum):
+    GOOD = "good"
+    BAD = "bad"
+    SKIP = "skip"  # could not be judged (failed to build): like `git bisect run` exit 125
 
 
 class InfrastructureError(KregressError):
@@ -135,6 +148,12 @@ def item_verdict(outcome: str, failure_kind: str | None, regress: str) -> PointV
     raise ValueError(f"--regress must be one of {', '.join(REGRESSIONS)}")
 
 
+def holds(outcome: str) -> bool:
+    """Whether an item held (its expectation was met) under the one rule: what a flake rate counts
+    as a vote for good code (kregress.bisect.noise)."""
+    return item_verdict(outcome, None, RegressOn.FAIL) == PointVerdict.GOOD
+
+
 def record_verdict(record: ItemRecord, regress: str) -> PointVerdict:
     return item_verdict(record.outcome, record.failure_kind, regress)
 
@@ -151,15 +170,14 @@ def observation_verdict(observation: Observation, regress: str, whole_case: bool
     a point is fixed ("bad" for the search) only when every item that ran PASSes, so a release that
     merely broke another expectation of the case (say, stopped vectorizing every atomic, where the
     case's positive control then FAILs) is never named as the fix."""
-    if regress == "pass" and whole_case:
-        ran = [r.outcome for r in observation.records.values() if r.outcome != Outcome.SKIP]
-        if any(o in (Outcome.FAIL, Outcome.XFAIL) for o in ran):
-            return PointVerdict.GOOD
-        return (
-            PointVerdict.BAD
-            if ran and all(o in (Outcome.PASS, Outcome.XPASS) for o in ran)
-            else PointVerdict.SKIP
-        )
+    if regress == RegressOn.PASS and whole_case:  # under the rule of a regression, item by item
+        ran = {n: r for n, r in observation.records.items() if r.outcome != Outcome.SKIP}
+        verdicts = list(items_verdict(ran, RegressOn.FAIL).values())
+        if PointVerdict.BAD in verdicts:
+            return PointVerdict.GOOD  # still broken somewhere
+        # fixed only where every item that ran held (an ERROR or UNSTABLE cannot tell)
+        fixed = verdicts and all(v == PointVerdict.GOOD for v in verdicts)
+        return PointVerdict.BAD if fixed else PointVerdict.SKIP
     verdicts = set(items_verdict(observation.records, regress).values())
     if PointVerdict.BAD in verdicts:
         return PointVerdict.BAD
@@ -332,3 +350,32 @@ class Memo:
             data = self.load()
             data[key] = change(data.get(key, []))
             write_atomically(self.path, json.dumps(data))
+
+
+def toolchain_for_target(target: Target, spec: str | None, log: Callable[[str], None]) -> Interpreter:
+    """The toolchain that judges an item: `spec`, else the matrix's for the target, else this
+    environment's; the machine's tools its backend takes added for compile targets, as pytest
+    does (kregress.machine_tools)."""
+    from kregress import machine_tools
+    from kregress.item import toolchain_interpreter, with_machine_tools
+
+    interpreter = toolchain_interpreter(spec or target.toolchain, log)
+    return with_machine_tools(
+        target, interpreter, lambda backend: machine_tools.child_variables(backend, log=log)
+    )
+
+
+def judge_in_process(
+    case_folder: Path, expectation: str, target: Target, interpreter: Interpreter, timeout: float
+) -> ItemJudgement:
+    """One item of a case folder (a copy being shrunk) judged where the caller runs, as the plugin
+    judges it: the kind's job under `interpreter`, the verdict, known_bad."""
+    from kregress.item import judge_item
+    from kregress.jobs import run_job
+    from kregress.manifest import load_case
+
+    case = load_case(case_folder / "case.toml")
+    found = dict(case.expectations())[expectation]
+    options = {"trace_passes": False, "trace_passes_on_fail": False, "perf_rounds": None}
+    run = lambda job: run_job(job, timeout, case_folder.parent, interpreter=interpreter)  # noqa: E731
+    return judge_item(case, expectation, found, target, run, options.get)
