@@ -23,6 +23,9 @@ MAX_RUNS = 101  # per point: past this a point stays undecided (a skip), never a
 UNKNOWN_FLAKE = 0.02  # an item with no history, judged on a device: assume it may flake a little
 GUESS_WEIGHT = 10  # a guessed rate counts as this many runs, so a few disagreements outweigh it
 FLAKE_CEILING = 0.45  # an estimate near 1/2 would make every vote worthless
+# A flake rate is taken this many standard errors above its estimate (a one-sided 90 % bound): at
+# the estimate itself the bench's confidence search fell below the 99 % it stated at flake 0.3.
+UPPER_Z = 1.28
 
 
 def point_probability(good: int, bad: int, flake: float) -> float:
@@ -38,8 +41,11 @@ def point_probability(good: int, bad: int, flake: float) -> float:
 
 
 def per_point_target(confidence: float, points: int) -> float:
-    """What each of `points` judged points must reach for their product to reach `confidence`."""
-    return confidence ** (1 / max(points, 1))
+    """What each of `points` judged points must reach for their product to reach `confidence`, with
+    half the doubt kept back (kregress.bisect.posterior.stopping_point): a search judges more
+    points than it expects when some skip or disagree, and the bench fell below the confidence it
+    stated at flake 0.3 (98.99 %) without it."""
+    return (1 - (1 - confidence) / 2) ** (1 / max(points, 1))
 
 
 def expected_points(count: int) -> int:
@@ -84,11 +90,17 @@ class FlakeEstimate:
         return self.rate_with(Votes())
 
     def rate_with(self, votes: Votes) -> float:
-        """The rate counting also a point's votes so far (a disagreement there raises it at once)."""
+        """The rate counting also a point's votes so far (a disagreement there raises it at once),
+        taken at the upper end of what the runs behind it allow (UPPER_Z standard errors above the
+        share of disagreements): a rate read from a few dozen runs is as often too low as too
+        high, and one too low states a confidence the search does not reach."""
         total = self.prior_runs + self.runs + votes.runs
         if total == 0:
             return self.prior_rate
-        return (self.prior_rate * self.prior_runs + self.minority + min(votes.good, votes.bad)) / total
+        share = (self.prior_rate * self.prior_runs + self.minority + min(votes.good, votes.bad)) / total
+        if share <= 0:
+            return share
+        return min(share + UPPER_Z * math.sqrt(share * (1 - share) / total), FLAKE_CEILING)
 
     def learn(self, votes: Votes) -> None:
         self.minority += min(votes.good, votes.bad)

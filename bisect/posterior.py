@@ -197,6 +197,14 @@ def next_points(posterior: Posterior, jobs: int, skipped: set[int]) -> list[int]
     return sorted(set(chosen))
 
 
+def stopping_point(confidence: float) -> float:
+    """Where a search stops to state `confidence`: half the doubt it may leave. A posterior is only
+    as right as the noise model a few dozen nights give; stopped at the stated confidence itself,
+    the bench (bench_bisect_accuracy.py, 3 seeds of 1000 trials) fell below it at flake 0.3 (98.7 %
+    of culprits right at 99 %), stopped here every row is at or above it."""
+    return 1 - (1 - confidence) / 2
+
+
 def posterior_search(
     count: int,
     judge_points: Callable[[list[int]], Mapping[int, PointVerdict]],
@@ -217,9 +225,10 @@ def posterior_search(
     posterior = Posterior(count, noise, prior)
     result = PosteriorResult(None, 0.0, (0, count))
     skipped: set[int] = set()
+    stop_at = stopping_point(confidence)
     while result.calls < budget:
         _, probability = posterior.best()
-        if probability >= confidence:
+        if probability >= stop_at:
             break
         points = next_points(posterior, jobs, skipped)
         gains = posterior.information()

@@ -127,6 +127,12 @@ class RegressOn(str, Enum):
     CRASH = "crash"  # bad crashes or hangs the compiler; any other judged outcome is good
     ERROR = "error"  # bad is an ERROR (kregress's own harness), to bisect a harness break
 
+    def __str__(self) -> str:  # as the command line spells it, in reports and logs
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
 
 REGRESSIONS = tuple(r.value for r in RegressOn)
 

@@ -46,7 +46,7 @@ from kregress.bisect.triage.stated import StatedSpelling, StatedValues, stated_s
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
 from kregress.judge import Outcome
-from kregress.judging_service import CaseRun, InfrastructureError, RegressOn, item_verdict
+from kregress.judging_service import CaseRun, InfrastructureError, Memo, RegressOn, item_verdict
 from kregress.matrix import load_matrix
 from kregress.package_index import PYPI, CandidateError, index_files
 from kregress.schema import read_toml
@@ -500,7 +500,7 @@ class Locator:
             return known
         run = CaseRun(self.corpus, self.name, kind, target, timeout=self.timeout)
         try:
-            observation = run.observe(release)
+            observation = Memo().observations(run, release, 1)[0]  # the memo bisect and verify share
             record = next(iter(observation.records.values()), None)
             outcome = record.outcome if record else Outcome.SKIP
             message = (record.message if record else None) or ""
