@@ -30,6 +30,8 @@ from kregress.toolchains import ENV_FORMAT, META, EnvironmentCache
 DEBS_VARIABLE = "KREGRESS_XPU_NATIVE_DEBS"
 # Measured: ocloc 26.27 with IGC 2.40 needs these and nothing else from outside its own packages.
 PACKAGES = ("intel-ocloc", "libigc2", "libigdfcl2", "libc6", "libstdc++6", "libgcc-s1", "zlib1g")
+# The packages whose versions decide the native code (the C and C++ runtimes beside them do not).
+COMPILER_PACKAGES = ("ocloc", "intel-ocloc", "libigc2", "libigdfcl2")
 SUITE = "sid"  # the only Debian suite whose IGC enforces the hardware's scratch limit as IGC does
 
 
@@ -124,7 +126,8 @@ def identity() -> str:
     judgement's key, so that a new IGC is judged again, never read back as the old verdict."""
     on_path = shutil.which("ocloc")
     try:
-        versions: dict[str, str] = provision()["versions"]
+        provided = provision()["versions"]
+        versions: dict[str, str] = {k: v for k, v in provided.items() if k in COMPILER_PACKAGES}
     except NativeXpuError as exc:
         versions = {"not provisioned": str(exc).splitlines()[0]}
     if on_path:
