@@ -7,6 +7,7 @@ toolchain, what its environment holds, the machine's tools and the code that jud
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import subprocess
@@ -283,6 +284,19 @@ class CaseRun:
         return Observation({f"{record.expectation}[{record.target}]": record for record in records})
 
 
+@functools.cache
+def device_identity(backend: str) -> str:
+    """The GPU model and driver a device judgement runs on, as the vendor's tool names them (the
+    first device this process may use); "unknown" where no tool answers. Another GPU, or another
+    driver, is judged again, never read back as the old verdict."""
+    import os
+
+    from kregress.devices import describe
+
+    found = describe(backend, os.environ)
+    return f"{found['name']}, driver {found['driver']}" if found else "unknown"
+
+
 def judgement_key(run: CaseRun, toolchain: str | None) -> str:
     """Everything a judgement of `run` under `toolchain` (None: the matrix's toolchains in kregress's
     own environment) depends on: the case's files, the selection, the target's entry in the matrix,
@@ -309,6 +323,8 @@ def judgement_key(run: CaseRun, toolchain: str | None) -> str:
     tools = machine_tools.identity(str(target.get("backend")))
     if tools is not None:
         key["machine_tool"] = tools
+    if target.get("kind") == "device":  # judged on a GPU: which one, and its driver
+        key["device"] = device_identity(str(target.get("backend")))
     return json.dumps(key, sort_keys=True)
 
 

@@ -125,3 +125,28 @@ def test_an_unstable_perf_item_never_decides_a_bisect_step() -> None:
         outcomes={"perf-1k[cuda:device]": "UNSTABLE", "numerics[cuda:device]": "FAIL"}
     )
     assert observation_verdict(beside, "fail") == PointVerdict.BAD
+
+
+def test_a_judgement_on_a_device_keys_on_the_gpu_model_and_driver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A device verdict holds for the GPU and driver that gave it: another model, or a new driver,
+    is judged again; a compile target's key does not depend on the machine's GPU."""
+    from kregress import devices, judging_service
+
+    case = tmp_path / "corpus" / "gpu_case"
+    case.mkdir(parents=True)
+    (case / "case.toml").write_text("title = 'x'\n")
+    (case / "repro.py").write_text("X = 1\n")
+    device = CaseRun(tmp_path / "corpus", "gpu_case", None, "cuda:device")
+    compiled = CaseRun(tmp_path / "corpus", "gpu_case", None, "cuda:sm_90")
+    keys = []
+    for name, driver in (("NVIDIA H100 80GB HBM3", "580.65"), ("NVIDIA H200", "580.65"),
+                         ("NVIDIA H200", "590.10")):  # fmt: skip
+        shown = {"index": "0", "name": name, "driver": driver, "uuid": "GPU-0"}
+        monkeypatch.setattr(devices, "describe", lambda backend, env, shown=shown: shown)
+        judging_service.device_identity.cache_clear()
+        keys.append((judgement_key(device, "triton==3.6.0"), judgement_key(compiled, "triton==3.6.0")))
+    judging_service.device_identity.cache_clear()
+    assert len({k for k, _ in keys}) == 3 and "NVIDIA H200, driver 590.10" in keys[2][0]
+    assert len({k for _, k in keys}) == 1
