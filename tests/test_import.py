@@ -363,6 +363,13 @@ def test_an_api_the_release_lacks_is_never_the_bug_but_a_missing_attribute_of_an
     )
     assert missing_api(builder, source) is None
     assert missing_api(lacking, "x = tl.load(p)\n") is None  # a name the code never uses is not its API
+    # a keyword the code passes and the release does not take yet: cannot run there, never a bad end
+    keyword = "RUNTIME_ERROR: TypeError: reshape() got an unexpected keyword argument 'can_reorder'"
+    reshaping = "y = tl.reshape(x, [4, 4], can_reorder=True)\n"
+    assert missing_api(keyword, reshaping) == "reshape(can_reorder=...)"
+    quoted = Locator(tmp_path, "d", ["TypeError"], Summary("u"), 60.0, source=reshaping)
+    assert not quoted.shows(Point("cpu:interpreter", "triton==3.0.0", Outcome.FAIL, keyword, "RUNTIME_ERROR"))
+    assert missing_api(keyword, "y = tl.reshape(x, [4, 4])\n") is None  # not the code's keyword
 
 
 def test_a_fence_never_closed_runs_to_the_end_of_its_text_as_github_renders_it() -> None:

@@ -597,6 +597,7 @@ def missing_module(message: str, framework: str) -> str | None:
 
 
 MISSING_API = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
+MISSING_KEYWORD = re.compile(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'")
 
 
 def missing_api(message: str, source: str) -> str | None:
@@ -604,6 +605,9 @@ def missing_api(message: str, source: str) -> str | None:
     `module.name`: the code cannot run under it, which says nothing of the bug (`tl.atomic_load`
     before the release that added it). An attribute an object of the compiler's lacks (the
     interpreter's builder missing a type) is not this: that can be the bug."""
+    keyword = MISSING_KEYWORD.search(message)
+    if keyword is not None and re.search(rf"\b{keyword.group(2)}\s*=", source):
+        return f"{keyword.group(1)}({keyword.group(2)}=...)"  # a keyword the release lacks yet
     found = MISSING_API.search(message)
     if found is None or not re.search(rf"\.{found.group(2)}\b", source):
         return None
