@@ -6,17 +6,19 @@ what a remembered judgement keys on, so the two cannot drift apart.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from typing import Any
+from types import ModuleType
+
+from kregress import amd_linker, xpu_native
 
 # By backend, the module that provisions its tools: `child_variables(log)` and `identity()`.
-PROVISIONERS = {"xpu": "kregress.xpu_native", "hip": "kregress.amd_linker"}
+# Imported by name, not looked up: the judging code's digest (kregress.judging_code) follows
+# static imports, so a change to a provisioner re-judges what it provisions.
+PROVISIONERS: dict[str, ModuleType] = {"xpu": xpu_native, "hip": amd_linker}
 
 
-def provisioner(backend: str) -> Any | None:
-    name = PROVISIONERS.get(backend)
-    return importlib.import_module(name) if name else None
+def provisioner(backend: str) -> ModuleType | None:
+    return PROVISIONERS.get(backend)
 
 
 def child_variables(backend: str, log: Callable[[str], None] = lambda message: None) -> dict[str, str]:
