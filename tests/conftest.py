@@ -189,3 +189,21 @@ def make_deb(folder: Path, package: str, files: dict[str, Path]) -> Path:
                    capture_output=True)  # fmt: skip
     shutil.rmtree(tree)
     return deb
+
+
+def stand_in_debs(folder: Path, packages: tuple[str, ...], program: tuple[str, str, str], libc: str) -> Path:
+    """Real .deb files of `packages`, empty but for a stand-in program (package, path inside,
+    its C source, built with the machine's C compiler) and the machine's own loader in libc6 at
+    `libc` (its folder inside); skipped where dpkg-deb or a C compiler is missing."""
+    if not (shutil.which("dpkg-deb") and shutil.which("cc")):
+        pytest.skip("needs dpkg-deb and a C compiler to make the stand-in packages")
+    package, inside, source = program
+    (folder / "program.c").write_text(source)
+    subprocess.run(["cc", "-o", str(folder / "program"), str(folder / "program.c")], check=True)
+    loader = Path(os.path.realpath("/lib64/ld-linux-x86-64.so.2"))
+    contents = {package: {inside: folder / "program"}, "libc6": {f"{libc}/ld-linux-x86-64.so.2": loader}}
+    for name in packages:
+        make_deb(folder, name, contents.get(name, {}))
+    (folder / "program").unlink()
+    (folder / "program.c").unlink()
+    return folder

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_deb
+from conftest import stand_in_debs
 from kregress import amd_linker, machine_tools
 from kregress.debian import ProvisionError
 
@@ -32,21 +32,10 @@ int main(int argc, char **argv) {
 
 @pytest.fixture(scope="module")
 def fake_debs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not (shutil.which("dpkg-deb") and shutil.which("cc")):
-        pytest.skip("needs dpkg-deb and a C compiler to make the stand-in packages")
     folder = tmp_path_factory.mktemp("debs")
-    (folder / "lld.c").write_text(FAKE_LLD)
-    subprocess.run(["cc", "-o", str(folder / "lld"), str(folder / "lld.c")], check=True)
-    loader = Path(os.path.realpath("/lib64/ld-linux-x86-64.so.2"))
-    contents = {
-        "lld-19": {amd_linker.PROGRAM: folder / "lld"},
-        "libc6": {"lib/x86_64-linux-gnu/ld-linux-x86-64.so.2": loader},  # Debian 12: not merged /usr
-    }
-    for package in amd_linker.PACKAGES:
-        make_deb(folder, package, contents.get(package, {}))
-    (folder / "lld").unlink()
-    (folder / "lld.c").unlink()
-    return folder
+    program = ("lld-19", amd_linker.PROGRAM, FAKE_LLD)
+    # Debian 12's libc6 keeps its loader outside /usr
+    return stand_in_debs(folder, amd_linker.PACKAGES, program, "lib/x86_64-linux-gnu")
 
 
 @pytest.fixture

@@ -14,10 +14,7 @@ from kregress.judging_service import CaseRun, Memo, Observation, judgement_key
 def test_memo_is_keyed_by_the_case_files_and_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    case = tmp_path / "corpus" / "scalar_mask"
-    case.mkdir(parents=True)
-    (case / "case.toml").write_text("title = 'x'\n")
-    (case / "repro.py").write_text("X = 1\n")
+    case = a_case(tmp_path, "scalar_mask")
     run = CaseRun(tmp_path / "corpus", "scalar_mask", "numerics", "cpu:interpreter")
     memo = Memo(tmp_path / "memo.json")
     seen = Observation.from_parts({"numerics[cpu:interpreter]": "ERROR"})
@@ -33,6 +30,15 @@ def test_memo_is_keyed_by_the_case_files_and_the_environment(
     assert memo.get(run, "tilelang==0.1.9") == []  # the manifest changed
 
 
+def a_case(tmp_path: Path, name: str) -> Path:
+    """A case with nothing in it but files whose digest keys its judgements."""
+    case = tmp_path / "corpus" / name
+    case.mkdir(parents=True)
+    (case / "case.toml").write_text("title = 'x'\n")
+    (case / "repro.py").write_text("X = 1\n")
+    return case
+
+
 def test_a_judgement_on_an_amd_target_keys_on_the_linker_this_machine_has(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -40,10 +46,7 @@ def test_a_judgement_on_an_amd_target_keys_on_the_linker_this_machine_has(
     judgement made without it (or with another) is not reused where one is found."""
     from kregress.amd_linker import identity as hip_linker_identity
 
-    case = tmp_path / "corpus" / "amd_case"
-    case.mkdir(parents=True)
-    (case / "case.toml").write_text("title = 'x'\n")
-    (case / "repro.py").write_text("X = 1\n")
+    a_case(tmp_path, "amd_case")
     hip = CaseRun(tmp_path / "corpus", "amd_case", None, "hip:gfx942")
     cuda = CaseRun(tmp_path / "corpus", "amd_case", None, "cuda:sm_90")
     keys = []
@@ -68,10 +71,7 @@ def test_a_judgement_on_an_xpu_target_keys_on_the_igc_packages_it_built_with(
 
     from kregress import xpu_native
 
-    case = tmp_path / "corpus" / "xpu_case"
-    case.mkdir(parents=True)
-    (case / "case.toml").write_text("title = 'x'\n")
-    (case / "repro.py").write_text("X = 1\n")
+    a_case(tmp_path, "xpu_case")
     xpu = CaseRun(tmp_path / "corpus", "xpu_case", None, "xpu:bmg")
     cuda = CaseRun(tmp_path / "corpus", "xpu_case", None, "cuda:sm_90")
     keys = []
@@ -134,10 +134,7 @@ def test_a_judgement_on_a_device_keys_on_the_gpu_model_and_driver(
     is judged again; a compile target's key does not depend on the machine's GPU."""
     from kregress import devices, judging_service
 
-    case = tmp_path / "corpus" / "gpu_case"
-    case.mkdir(parents=True)
-    (case / "case.toml").write_text("title = 'x'\n")
-    (case / "repro.py").write_text("X = 1\n")
+    a_case(tmp_path, "gpu_case")
     device = CaseRun(tmp_path / "corpus", "gpu_case", None, "cuda:device")
     compiled = CaseRun(tmp_path / "corpus", "gpu_case", None, "cuda:sm_90")
     keys = []

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_deb
+from conftest import stand_in_debs
 from kregress import level_zero
 from kregress.adapters import ocloc
 from kregress.toolchains import EnvironmentCache
@@ -37,21 +37,9 @@ int main(int argc, char **argv) {
 
 @pytest.fixture(scope="module")
 def fake_debs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not (shutil.which("dpkg-deb") and shutil.which("cc")):
-        pytest.skip("needs dpkg-deb and a C compiler to make the stand-in packages")
     folder = tmp_path_factory.mktemp("debs")
-    (folder / "ocloc.c").write_text(FAKE_OCLOC)
-    subprocess.run(["cc", "-o", str(folder / "ocloc"), str(folder / "ocloc.c")], check=True)
-    loader = Path(os.path.realpath("/lib64/ld-linux-x86-64.so.2"))
-    contents = {
-        "intel-ocloc": {"usr/bin/ocloc-1.2.3": folder / "ocloc"},
-        "libc6": {"usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2": loader},
-    }
-    for package in PACKAGES:
-        make_deb(folder, package, contents.get(package, {}))
-    (folder / "ocloc").unlink()
-    (folder / "ocloc.c").unlink()
-    return folder
+    program = ("intel-ocloc", "usr/bin/ocloc-1.2.3", FAKE_OCLOC)
+    return stand_in_debs(folder, PACKAGES, program, "usr/lib/x86_64-linux-gnu")
 
 
 def provision_in(cache: str, debs: str, log_file: str) -> str:
