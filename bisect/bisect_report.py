@@ -49,6 +49,13 @@ class CulpritFile(BaseModel):
         default_factory=list, description="each pinned dependency a commit of the range searched moved"
     )
 
+    def pins_said(self) -> list[str]:
+        """The pins moved in the range, as markdown lines for a report or a comment (none: none)."""
+        if not self.pins_in_range:
+            return []
+        moved = [f"- {pin}" for pin in self.pins_in_range]
+        return ["", "Pinned dependencies moved inside the range searched:", *moved]
+
     @classmethod
     def load(cls, path: Path) -> CulpritFile:
         """The file read back; SchemaError naming the file and each field that does not fit."""

@@ -189,9 +189,7 @@ def command_bisect(args: argparse.Namespace) -> ExitCode:
         framework = load_case(run.corpus / run.case / "case.toml").manifest.framework
         passes = boundary_context(levels[-1], framework, args.tag_pattern) + passes
     record = culprit_record(args, levels[-1])
-    if record.pins_in_range:  # whatever the search blamed: a pin moved in the range is worth a look
-        passes += ["", "Pinned dependencies moved inside the range searched:"]
-        passes += [f"- {pin}" for pin in record.pins_in_range]
+    passes += record.pins_said()  # whatever the search blamed: a pin moved in the range is worth a look
     stated = stated_confidence(levels[-1], flake) if flake is not None and levels[-1].exact else None
     if levels[-1].posterior is not None:
         stated = posterior_confidence(levels[-1].posterior)
@@ -310,9 +308,10 @@ def cache_clone(args: argparse.Namespace, console: Console) -> Path:
             "git refs need --repo PATH (a local clone of the compiler), or ends named NAME@REF "
             "(triton@<sha>) of a package whose repository the matrix names"
         )
-    entry = load_matrix(args.matrix).repositories.get(package)
+    repositories = load_matrix(args.matrix).repositories
+    entry = repositories.get(package)
     if entry is None:
-        known = ", ".join(sorted(load_matrix(args.matrix).repositories)) or "none"
+        known = ", ".join(sorted(repositories)) or "none"
         raise CandidateError(
             f"the matrix names no repository for {package} ([repositories.{package}]; it names: {known}): "
             "give --repo PATH"

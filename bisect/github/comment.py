@@ -151,19 +151,11 @@ def culprit_report(
     if found.pins_moved:
         lines += ["", "It also moves a pinned dependency:", *(f"- {pin}" for pin in found.pins_moved)]
     if report is None:  # the report lists them itself
-        lines += pins_in_range(culprit)
+        lines += culprit.pins_said()
     if report is not None:
         lines += ["", report.read_text()]
     key = f"culprit:{culprit.case}:{culprit.target or ''}"
     return [(IssueRef(repository, found.pr), key, "\n".join(lines))]
-
-
-def pins_in_range(culprit: CulpritFile) -> list[str]:
-    """Every pinned dependency a commit of the searched range moved, with that commit."""
-    if not culprit.pins_in_range:
-        return []
-    moved = [f"- {pin}" for pin in culprit.pins_in_range]
-    return ["", "Pinned dependencies moved inside the range searched:", *moved]
 
 
 def fixing_commit(change: ChangeEntry, reports: Path | None) -> str:
