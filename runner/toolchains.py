@@ -185,6 +185,8 @@ class Toolchain:
             "files": {str(p): fingerprint_path(p) for p in self.paths()},
             **lender,
         }
+        if self.may_need_native_libraries():  # a changed rule of what provides them: a new environment
+            fingerprint["native_libraries"] = {"runtime": CUDA_RUNTIME_WHEELS, "driver": CUDA_DRIVER}
         if package_index():  # only when set, so the keys of PyPI environments stay as they were
             fingerprint["index"] = package_index()
         return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
@@ -198,6 +200,14 @@ class Toolchain:
                 built = json.loads(record.read_text())
                 found[str(built["package"])] = str(built["commit"])
         return found
+
+    def may_need_native_libraries(self) -> bool:
+        """Whether a framework this toolchain installs links native libraries kregress may provide
+        (provide_cuda_libraries): those environments are keyed on the rule that provides them."""
+        return any(
+            framework.native_packages and (self.brings(framework.package or framework.name) or self.paths())
+            for framework in FRAMEWORKS.values()
+        )
 
     def names_package(self, package: str) -> bool:
         return any(not os.path.isabs(r) and Requirement(r).name == package for r in self.requirements)

@@ -226,6 +226,20 @@ def test_a_new_companion_rule_means_a_new_environment(monkeypatch) -> None:
     assert Toolchain.parse("triton==3.2.0").key() != before
 
 
+def test_a_new_rule_for_native_libraries_means_a_new_environment(monkeypatch) -> None:
+    """An environment built before a rule provided a library its release links (TileLang 0.1.7.post2's
+    libnvrtc.so.13) is never reused under the new rule: it would SKIP "cannot load here"."""
+    from kregress import toolchains
+
+    tilelang, triton = Toolchain.parse("tilelang==0.1.7.post2"), Toolchain.parse("triton==3.2.0")
+    before = tilelang.key(), tilelang.verdict_key(), triton.key()
+    later = {"libnvJitLink.so.13": ("nvidia-nvjitlink>=13,<14", "nvidia/cu13/lib")}
+    wheels = {**toolchains.CUDA_RUNTIME_WHEELS, **later}
+    monkeypatch.setattr(toolchains, "CUDA_RUNTIME_WHEELS", wheels)
+    assert tilelang.key() != before[0] and tilelang.verdict_key() != before[1]
+    assert triton.key() == before[2]  # Triton links no library kregress provides
+
+
 def test_an_environment_that_brings_its_torch_borrows_only_what_the_child_needs(
     tmp_path: Path, offline_index: Path
 ) -> None:
