@@ -30,7 +30,7 @@ from kregress.matrix import load_matrix
 from kregress.paths import cache_root, write_atomically
 from kregress.record import ItemRecord
 from kregress.results import ResultsError, load_results
-from kregress.toolchains import environment_identity
+from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError, environment_identity
 
 if TYPE_CHECKING:
     from kregress.item import ItemJudgement
@@ -56,6 +56,9 @@ class Observation:
     its name in the case (`expectation[target]`), as the plugin wrote and `load_results` read it."""
 
     records: dict[str, ItemRecord] = field(default_factory=dict)
+    # every distribution the toolchain's environment held when it judged (None: not known, as in
+    # an older memo, or judged in kregress's own environment, whose versions are in the key)
+    installed: dict[str, str] | None = None
 
     @classmethod
     def from_parts(
@@ -67,6 +70,7 @@ class Observation:
         code: dict[str, dict[str, dict[str, str]]] | None = None,
         versions: dict[str, str] | None = None,
         case: str = "",
+        installed: dict[str, str] | None = None,
     ) -> Observation:
         """The records of items known only by name and a few fields (a ledger entry keeps these)."""
         records = {}
@@ -79,14 +83,33 @@ class Observation:
                     fields[field_name] = values[name]
             given = {k: v for k, v in fields.items() if v is not None}
             records[name] = ItemRecord(case=case, expectation=expectation, target=target, **given)
-        return cls(records)
+        return cls(records, installed)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Observation:
-        return cls({name: ItemRecord.model_validate(r) for name, r in data["records"].items()})
+        records = {name: ItemRecord.model_validate(r) for name, r in data["records"].items()}
+        return cls(records, data.get("installed"))
 
     def as_json(self) -> dict[str, Any]:
-        return {"records": {name: record.as_json() for name, record in self.records.items()}}
+        found: dict[str, Any] = {"records": {name: r.as_json() for name, r in self.records.items()}}
+        if self.installed is not None:
+            found["installed"] = self.installed
+        return found
+
+    def judged_with(self, installed: dict[str, str] | None) -> bool:
+        """Whether this judgement was made with what the environment holds now (`installed`, None
+        where it is not built here: nothing to hold it to). A release's dependency upgraded under
+        the same requirement, or an observation that never said, is judged again."""
+        return installed is None or self.installed == installed
+
+    def installed_change(self, installed: dict[str, str] | None) -> str:
+        """What differs between then and now, as a log line can say it."""
+        before, now = self.installed or {}, installed or {}
+        if self.installed is None:
+            return "the judgement does not say what its environment held"
+        names = sorted(name for name in set(before) | set(now) if before.get(name) != now.get(name))
+        said = (f"{name} {before.get(name, 'absent')} -> {now.get(name, 'absent')}" for name in names)
+        return ", ".join(said)
 
     def outcome(self, item: str) -> str | None:
         """The item's outcome by name (PASS, FAIL, ...); None where it was not judged."""
@@ -297,6 +320,19 @@ def device_identity(backend: str) -> str:
     return f"{found['name']}, driver {found['driver']}" if found else "unknown"
 
 
+def installed_now(run: CaseRun, toolchain: str | None) -> dict[str, str] | None:
+    """What the environment that judges `run` under `toolchain` holds now (the matrix's toolchain
+    for the target when None), or None where it is not built here or is kregress's own."""
+    spec = toolchain if toolchain is not None else run.target_entry().get("toolchain")
+    if not spec:
+        return None
+    try:
+        environment = EnvironmentCache().find(Toolchain.parse(str(spec)))
+    except ToolchainError:
+        return None
+    return environment.installed if environment else None
+
+
 def judgement_key(run: CaseRun, toolchain: str | None) -> str:
     """Everything a judgement of `run` under `toolchain` (None: the matrix's toolchains in kregress's
     own environment) depends on: the case's files, the selection, the target's entry in the matrix,
@@ -328,6 +364,18 @@ def judgement_key(run: CaseRun, toolchain: str | None) -> str:
     return json.dumps(key, sort_keys=True)
 
 
+def current(kept: list[dict[str, Any]], installed: dict[str, str] | None) -> list[dict[str, Any]]:
+    """The remembered observations (as stored) still made with what the environment holds."""
+    return [o for o in kept if "records" in o and Observation.from_json(o).judged_with(installed)]
+
+
+def observe_installed(run: CaseRun, toolchain: str | None) -> Observation:
+    """`run` judged now, with what its environment held (built by the judging, if it was not)."""
+    observation = run.observe(toolchain)
+    observation.installed = installed_now(run, toolchain)
+    return observation
+
+
 class Memo:
     """Observations per judgement key (`judgement_key`) on disk, shared by bisections, verify and
     processes."""
@@ -339,21 +387,24 @@ class Memo:
         return json.loads(self.path.read_text()) if self.path.exists() else {}
 
     def get(self, run: CaseRun, toolchain: str | None) -> list[Observation]:
-        return self.at(judgement_key(run, toolchain))
+        return self.at(judgement_key(run, toolchain), installed_now(run, toolchain))
 
-    def at(self, key: str) -> list[Observation]:
-        """What is remembered under `key`; an entry of an older kregress's memo (not item records)
-        is not remembered, so it is judged again."""
-        return [Observation.from_json(o) for o in self.load().get(key, []) if "records" in o]
+    def at(self, key: str, installed: dict[str, str] | None = None) -> list[Observation]:
+        """What is remembered under `key` and was judged with what the environment holds now
+        (`installed`, Observation.judged_with); an entry of an older kregress's memo (not item
+        records) is not remembered, so it is judged again."""
+        return [Observation.from_json(o) for o in current(self.load().get(key, []), installed)]
 
     def observations(self, run: CaseRun, toolchain: str | None, count: int) -> list[Observation]:
         """`count` observations of the case under `toolchain`: the remembered ones first, the
-        rest judged now and remembered (a bisect's reruns; verify asks for one)."""
+        rest judged now and remembered (a bisect's reruns; verify asks for one). Those made with
+        other versions than the environment holds now are forgotten."""
         key = judgement_key(run, toolchain)  # once: it hashes the case, the code and the environment
-        found = self.at(key)[:count]
+        installed = installed_now(run, toolchain)
+        found = self.at(key, installed)[:count]
         while len(found) < count:
-            observation = run.observe(toolchain)
-            self.add(key, observation)
+            observation = observe_installed(run, toolchain)
+            self.update(key, lambda kept, new=observation: [*current(kept, new.installed), new.as_json()])
             found.append(observation)
         return found
 

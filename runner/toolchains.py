@@ -37,6 +37,7 @@ from typing import Any
 from filelock import FileLock
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 
 from kregress.errors import KregressError
 from kregress.frameworks import FRAMEWORKS, Companion, all_companions
@@ -295,6 +296,12 @@ class Environment:
     def versions(self) -> dict[str, str]:
         return dict(self.meta.get("versions", {}))
 
+    @property
+    def installed(self) -> dict[str, str]:
+        """Every distribution the environment holds itself, by name and version, read from its
+        dist-info folders as they are now (what kregress lends it is in the toolchain's key)."""
+        return installed_distributions(self.root)
+
     def interpreter(self) -> Interpreter:
         env = {k: v.replace("{root}", str(self.root)) for k, v in self.meta.get("env", {}).items()}
         if "LD_LIBRARY_PATH" in env and os.environ.get("LD_LIBRARY_PATH"):
@@ -302,6 +309,16 @@ class Environment:
         return Interpreter(
             str(self.python), env, self.toolchain.name, tuple(self.toolchain.commits().items())
         )
+
+
+def installed_distributions(root: Path) -> dict[str, str]:
+    """The distributions of the environment at `root` by canonical name: the folder names of
+    `*.dist-info` say name and version (no interpreter started)."""
+    found = {}
+    for info in root.glob("lib/python*/site-packages/*.dist-info"):
+        name, _, version = info.name.removesuffix(".dist-info").partition("-")
+        found[canonicalize_name(name)] = version
+    return dict(sorted(found.items()))
 
 
 def run_installer(
@@ -565,6 +582,11 @@ class EnvironmentCache:
             return build(toolchain, folder, log, cancel)
 
         return Environment(toolchain, self.built_once(key, make))
+
+    def find(self, toolchain: Toolchain) -> Environment | None:
+        """The toolchain's environment if it is built here, without building it."""
+        folder = self.root / toolchain.key()
+        return Environment(toolchain, folder) if (folder / META).exists() else None
 
     def built_once(self, key: str, make: Callable[[Path], dict[str, Any]]) -> Path:
         """`<root>/<key>`, made by `make(folder)` (which returns the metadata) the first time only:

@@ -18,12 +18,19 @@ from kregress.jobs import child_environment
 from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError
 
 
-def make_wheel(folder: Path, name: str = "fakecc", version: str = "1.0", init: str | None = None) -> Path:
+def make_wheel(
+    folder: Path,
+    name: str = "fakecc",
+    version: str = "1.0",
+    init: str | None = None,
+    requires: tuple[str, ...] = (),
+) -> Path:
     """A tiny real wheel: a stand-in compiler package whose module reports its version."""
     folder.mkdir(parents=True, exist_ok=True)
+    needs = f"Name: {name}\nVersion: {version}\n" + "".join(f"Requires-Dist: {r}\n" for r in requires)
     files = {
         f"{name}/__init__.py": init if init is not None else f'__version__ = "{version}"\n',
-        f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+        f"{name}-{version}.dist-info/METADATA": f"Metadata-Version: 2.1\n{needs}",
         f"{name}-{version}.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\n"
         "Tag: py3-none-any\n",
     }
@@ -290,3 +297,40 @@ def test_a_verdict_outlives_the_folder_its_environment_lends_from(monkeypatch: p
     assert spec.verdict_key() == verdict
     monkeypatch.setattr(toolchains, "distribution_version", lambda name: "0.0-other")
     assert spec.verdict_key() != verdict
+
+
+def test_a_dependency_upgraded_under_the_same_requirement_is_judged_again(
+    tmp_path: Path, offline_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """fakecc==1.0 leaves its dependency unpinned: its environment built again after fakedep 1.1
+    came out holds other code under the same requirement, so what the memo or the ledger remember
+    of the old one is judged again, never read back (the judgement's key is the same)."""
+    from kregress.bisect.triage.ledger import LedgerEntry
+    from kregress.judging_service import CaseRun, Memo, Observation, installed_now, judgement_key
+
+    monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))
+    make_wheel(offline_index, name="fakedep", version="1.0")
+    make_wheel(offline_index, version="1.0", requires=("fakedep",))
+    case = tmp_path / "corpus" / "some_case"
+    case.mkdir(parents=True)
+    (case / "case.toml").write_text("title = 'x'\n")
+    run, spec = CaseRun(tmp_path / "corpus", "some_case", None, "cpu:interpreter"), "fakecc==1.0"
+    memo = Memo(tmp_path / "memo.json")
+    assert installed_now(run, spec) is None  # not built here: nothing to hold a judgement to
+    EnvironmentCache().get(Toolchain.parse(spec))
+    before = installed_now(run, spec)
+    assert before == {"fakecc": "1.0", "fakedep": "1.0"}
+    seen = Observation.from_parts({"numerics[cpu:interpreter]": "FAIL"}, installed=before)
+    memo.add(judgement_key(run, spec), seen)
+    entry = LedgerEntry.of(run, spec, seen)
+    assert memo.get(run, spec) == [seen] and entry.observation().judged_with(before)
+
+    key = judgement_key(run, spec)
+    EnvironmentCache().prune(keys=[Toolchain.parse(spec).key()])
+    make_wheel(offline_index, name="fakedep", version="1.1")
+    EnvironmentCache().get(Toolchain.parse(spec))
+    now = installed_now(run, spec)
+    assert now == {"fakecc": "1.0", "fakedep": "1.1"} and judgement_key(run, spec) == key
+    assert memo.get(run, spec) == []
+    assert not entry.observation().judged_with(now)
+    assert entry.observation().installed_change(now) == "fakedep 1.0 -> 1.1"

@@ -49,6 +49,7 @@ class LedgerEntry:
     failure_kinds: dict[str, str | None] = field(default_factory=dict)
     messages: dict[str, str] = field(default_factory=dict)  # first lines, items that did not PASS
     versions: dict[str, str] = field(default_factory=dict)
+    installed: dict[str, str] | None = None  # what the environment held (Observation.installed)
 
     @classmethod
     def of(cls, run: CaseRun, toolchain: str | None, observation: Observation) -> LedgerEntry:
@@ -61,13 +62,18 @@ class LedgerEntry:
         return cls(run.case, toolchain or "matrix", run.target,
                    {item: record.outcome.value for item, record in records.items()},
                    {item: record.failure_kind for item, record in records.items()},
-                   messages, observation.versions)  # fmt: skip
+                   messages, observation.versions, observation.installed)  # fmt: skip
 
     def observation(self) -> Observation:
         from kregress.judging_service import Observation
 
         return Observation.from_parts(
-            self.outcomes, self.failure_kinds, self.messages, versions=self.versions, case=self.case
+            self.outcomes,
+            self.failure_kinds,
+            self.messages,
+            versions=self.versions,
+            case=self.case,
+            installed=self.installed,
         )
 
     def shown(self) -> str:

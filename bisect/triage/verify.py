@@ -46,8 +46,10 @@ from kregress.judging_service import (
     Memo,
     Observation,
     RegressOn,
+    installed_now,
     items_verdict,
     judgement_key,
+    observe_installed,
     record_verdict,
 )
 from kregress.manifest import Case, load_case
@@ -182,18 +184,24 @@ class Verifier:
         key = judgement_key(run, toolchain)
         kept = self.ledger.get(key) if self.ledger else None
         label = f"{run.case} under {toolchain or 'the matrix toolchain'} on {run.target}"
-        if kept is not None and not self.fresh and run.case not in self.recheck:
+        installed = installed_now(run, toolchain)
+        again = self.fresh or run.case in self.recheck
+        if kept is not None and not kept.observation().judged_with(installed):
+            self.log(f"{label}: judged again, its environment changed since the ledger's judgement "
+                     f"({kept.observation().installed_change(installed)})")  # fmt: skip
+            again = True
+        if kept is not None and not again:
             with self.lock:
                 self.reused += 1
                 self.seen[key] = kept
             return kept.observation()
-        remembered = [] if self.fresh or run.case in self.recheck else self.memo.at(key)
+        remembered = [] if again else self.memo.at(key, installed)
         if remembered:
             observation = remembered[0]
         else:
-            observation = run.observe(toolchain)
+            observation = observe_installed(run, toolchain)
             # a judgement made again replaces the remembered ones: the next verify reads the new one
-            (self.memo.replace if self.fresh or run.case in self.recheck else self.memo.add)(key, observation)
+            (self.memo.replace if again else self.memo.add)(key, observation)
         entry = LedgerEntry.of(run, toolchain, observation)
         with self.lock:
             if remembered:
