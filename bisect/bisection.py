@@ -186,7 +186,7 @@ class Bisection:
             return point
         whole_case = self.run.expectation is None
         if self.flake is None or self.point_target is None:
-            observations = self.memo.observations(self.run, spec, self.reruns)
+            observations = self.memo.observations(self.run, spec, self.reruns, environment)
             votes = [observation_verdict(o, self.regress, whole_case) for o in observations]
             point = Point(candidate, majority(votes), votes, observations, launch_code=code)
             self.report_point(point)
@@ -196,7 +196,7 @@ class Bisection:
 
         def judge_once() -> PointVerdict:
             # the remembered observations first, in order, then new runs (remembered too)
-            found = self.memo.observations(self.run, spec, len(observations) + 1)
+            found = self.memo.observations(self.run, spec, len(observations) + 1, environment)
             observations.append(found[len(observations)])
             votes.append(observation_verdict(observations[-1], self.regress, whole_case))
             return votes[-1]
@@ -232,7 +232,7 @@ class Bisection:
             )  # fmt: skip
             return verdict
         votes = list(known.votes) if known else []
-        observations = self.memo.observations(self.run, spec, len(votes) + 1)
+        observations = self.memo.observations(self.run, spec, len(votes) + 1, environment)
         verdict = observation_verdict(observations[-1], self.regress, self.run.expectation is None)
         votes.append(verdict)
         self.report_point(Point(candidate, majority(votes), votes, observations, launch_code=code))
@@ -241,11 +241,11 @@ class Bisection:
     def judge_again(self, candidate: Candidate) -> Point:
         """One more run of an already judged point, never read from the memo (ClusterFuzz's check
         below a boundary): the new run's verdict, remembered after the others."""
-        spec, _ = self.environment(candidate)  # built, if it was not
+        spec, environment = self.environment(candidate)  # built, if it was not
         # one more than the memo holds, not than this search used: an earlier search may have
         # remembered more runs of this point, and reading one back is not judging it again
         count = len(self.memo.get(self.run, spec)) + 1
-        observation = self.memo.observations(self.run, spec, count)[-1]
+        observation = self.memo.observations(self.run, spec, count, environment)[-1]
         verdict = observation_verdict(observation, self.regress, self.run.expectation is None)
         return Point(candidate, verdict, [verdict], [observation])
 

@@ -17,7 +17,7 @@ from kregress.judge import Verdict, judge
 from kregress.kinds import Expectation
 from kregress.manifest import Case, KnownBad
 from kregress.matrix import Target
-from kregress.toolchains import EnvironmentCache, Toolchain
+from kregress.toolchains import EnvironmentCache, Toolchain, handed_environment
 
 RunJob = Callable[[Job], JobOutcome]
 
@@ -80,7 +80,9 @@ def toolchain_interpreter(spec: str | None, log: Callable[[str], None]) -> Inter
     Raises ToolchainError."""
     if not spec:
         return Interpreter()
-    return EnvironmentCache().get(Toolchain.parse(spec), log=log).interpreter()
+    toolchain = Toolchain.parse(spec)
+    environment = handed_environment(toolchain) or EnvironmentCache().get(toolchain, log=log)
+    return environment.interpreter()
 
 
 def with_machine_tools(

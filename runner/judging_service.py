@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -30,7 +31,14 @@ from kregress.matrix import load_matrix
 from kregress.paths import cache_root, write_atomically
 from kregress.record import ItemRecord
 from kregress.results import ResultsError, load_results
-from kregress.toolchains import EnvironmentCache, Toolchain, ToolchainError, environment_identity
+from kregress.toolchains import (
+    HANDED_ENVIRONMENT,
+    Environment,
+    EnvironmentCache,
+    Toolchain,
+    ToolchainError,
+    environment_identity,
+)
 
 if TYPE_CHECKING:
     from kregress.item import ItemJudgement
@@ -279,11 +287,15 @@ class CaseRun:
             command += ["--compile-first", self.compile_first]
         return command
 
-    def observe(self, toolchain: str | None) -> Observation:
+    def observe(self, toolchain: str | None, environment: Environment | None = None) -> Observation:
+        """Judged by a pytest of its own; `environment`, the toolchain's as the caller resolved it,
+        is handed to it rather than resolved there again."""
+        handed = {**os.environ, HANDED_ENVIRONMENT: str(environment.root)} if environment else None
         with tempfile.TemporaryDirectory(prefix="kregress-bisect-") as folder:
             report = Path(folder) / "results.json"
             done = subprocess.run(
                 self.command(toolchain, report),
+                env=handed,
                 capture_output=True,
                 text=True,
                 timeout=RUN_TIMEOUT,
@@ -312,17 +324,20 @@ def device_identity(backend: str) -> str:
     """The GPU model and driver a device judgement runs on, as the vendor's tool names them (the
     first device this process may use); "unknown" where no tool answers. Another GPU, or another
     driver, is judged again, never read back as the old verdict."""
-    import os
-
     from kregress.devices import describe
 
     found = describe(backend, os.environ)
     return f"{found['name']}, driver {found['driver']}" if found else "unknown"
 
 
-def installed_now(run: CaseRun, toolchain: str | None) -> dict[str, str] | None:
-    """What the environment that judges `run` under `toolchain` holds now (the matrix's toolchain
-    for the target when None), or None where it is not built here or is kregress's own."""
+def installed_now(
+    run: CaseRun, toolchain: str | None, environment: Environment | None = None
+) -> dict[str, str] | None:
+    """What the environment that judges `run` under `toolchain` holds now (`environment` where the
+    caller resolved it; the matrix's toolchain for the target when None), or None where it is not
+    built here or is kregress's own."""
+    if environment is not None:
+        return environment.installed
     spec = toolchain if toolchain is not None else run.target_entry().get("toolchain")
     if not spec:
         return None
@@ -369,10 +384,12 @@ def current(kept: list[dict[str, Any]], installed: dict[str, str] | None) -> lis
     return [o for o in kept if "records" in o and Observation.from_json(o).judged_with(installed)]
 
 
-def observe_installed(run: CaseRun, toolchain: str | None) -> Observation:
+def observe_installed(
+    run: CaseRun, toolchain: str | None, environment: Environment | None = None
+) -> Observation:
     """`run` judged now, with what its environment held (built by the judging, if it was not)."""
-    observation = run.observe(toolchain)
-    observation.installed = installed_now(run, toolchain)
+    observation = run.observe(toolchain, environment)
+    observation.installed = installed_now(run, toolchain, environment)
     return observation
 
 
@@ -395,15 +412,18 @@ class Memo:
         records) is not remembered, so it is judged again."""
         return [Observation.from_json(o) for o in current(self.load().get(key, []), installed)]
 
-    def observations(self, run: CaseRun, toolchain: str | None, count: int) -> list[Observation]:
+    def observations(
+        self, run: CaseRun, toolchain: str | None, count: int, environment: Environment | None = None
+    ) -> list[Observation]:
         """`count` observations of the case under `toolchain`: the remembered ones first, the
         rest judged now and remembered (a bisect's reruns; verify asks for one). Those made with
-        other versions than the environment holds now are forgotten."""
+        other versions than the environment holds now are forgotten. `environment`: the
+        toolchain's, where the caller resolved it (handed to each run)."""
         key = judgement_key(run, toolchain)  # once: it hashes the case, the code and the environment
-        installed = installed_now(run, toolchain)
+        installed = installed_now(run, toolchain, environment)
         found = self.at(key, installed)[:count]
         while len(found) < count:
-            observation = observe_installed(run, toolchain)
+            observation = observe_installed(run, toolchain, environment)
             self.update(key, lambda kept, new=observation: [*current(kept, new.installed), new.as_json()])
             found.append(observation)
         return found

@@ -311,6 +311,23 @@ class Environment:
         )
 
 
+# The environment a parent resolved (a bisect's point, verify's end) and hands to the pytest it
+# starts, so that the child does not resolve the same toolchain again.
+HANDED_ENVIRONMENT = "KREGRESS_ENVIRONMENT"
+
+
+def handed_environment(toolchain: Toolchain) -> Environment | None:
+    """The environment the parent handed over, when it is this toolchain's (its metadata names the
+    same requirements); None otherwise, and the child resolves the toolchain itself."""
+    root = os.environ.get(HANDED_ENVIRONMENT)
+    if not root:
+        return None
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        if list(json.loads((Path(root) / META).read_text())["toolchain"]) == list(toolchain.requirements):
+            return Environment(toolchain, Path(root))
+    return None
+
+
 def installed_distributions(root: Path) -> dict[str, str]:
     """The distributions of the environment at `root` by canonical name: the folder names of
     `*.dist-info` say name and version (no interpreter started)."""

@@ -334,3 +334,22 @@ def test_a_dependency_upgraded_under_the_same_requirement_is_judged_again(
     assert memo.get(run, spec) == []
     assert not entry.observation().judged_with(now)
     assert entry.observation().installed_change(now) == "fakedep 1.0 -> 1.1"
+
+
+def test_the_environment_a_parent_resolved_is_used_by_its_child_as_it_is(
+    tmp_path: Path, offline_index: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bisect's point is resolved once: the pytest it starts takes the environment handed to it
+    (KREGRESS_ENVIRONMENT) and builds nothing, unless it is another toolchain's."""
+    from kregress.item import toolchain_interpreter
+    from kregress.toolchains import HANDED_ENVIRONMENT
+
+    make_wheel(offline_index, version="1.0")
+    make_wheel(offline_index, version="2.0")
+    handed = EnvironmentCache(tmp_path / "parent").get(Toolchain.parse("fakecc==1.0"))
+    monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "child"))
+    monkeypatch.setenv(HANDED_ENVIRONMENT, str(handed.root))
+    assert toolchain_interpreter("fakecc==1.0", print).python == str(handed.python)
+    assert not (tmp_path / "child").exists()
+    other = toolchain_interpreter("fakecc==2.0", print)  # not what was handed: resolved here
+    assert other.python != str(handed.python) and (tmp_path / "child" / "envs").is_dir()
