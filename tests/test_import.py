@@ -537,6 +537,9 @@ FLATTEN_ISSUE = {
 NO_IMPORTS = {**BF16_ISSUE, "body": BF16_ISSUE["body"].replace(
     "import torch\nimport triton\nimport triton.language as tl\n\n\n", "")}  # fmt: skip
 STRAY_INDENT = {**INT1_ISSUE, "body": INT1_ISSUE["body"].replace("\nkernel[(1,)]()", "\n   kernel[(1,)]()")}
+# The reporter's own helpers, left imported and unused, that no release's environment holds.
+LEFTOVER_IMPORTS = {**INT1_ISSUE, "body": INT1_ISSUE["body"].replace(
+    "import triton\n", "import triton\nfrom icecream import ic\nimport einops as ein\n", 1)}  # fmt: skip
 TITLE_ONLY = {
     **INT1_ISSUE,
     "title": "[Interpreter] tl.full with tl.int1: AttributeError: 'InterpreterBuilder' object has no "
@@ -592,8 +595,11 @@ def import_saved(tmp_path: Path, url: str, saved: dict, *extra: str) -> tuple[in
          "extract: 1 code block(s)"),
         ("https://github.com/triton-lang/triton/issues/6200", ERROR_IN_A_SENTENCE,
          "locate: shows on cpu:interpreter under triton==3.2.0 (/(?:AttributeError|"),
+        ("https://github.com/triton-lang/triton/issues/6200", LEFTOVER_IMPORTS,
+         "repair: dropped the imports of icecream, einops: not installed here, and the code uses none"),
     ],
-    ids=["no-imports", "stray-indent", "error-in-title", "fence-cut-in-comment", "error-in-a-sentence"],
+    ids=["no-imports", "stray-indent", "error-in-title", "fence-cut-in-comment", "error-in-a-sentence",
+         "leftover-imports"],
 )  # fmt: skip
 def test_damaged_pastes_are_repaired_into_proven_drafts_with_the_right_range(
     tmp_path: Path, url: str, saved: dict, repaired: str

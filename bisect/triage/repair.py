@@ -4,18 +4,21 @@ draft's ISSUE.md lists them beside the code as it was pasted.
 What a paste loses on its way into an issue, and what is put back: a common indent (the whole block
 indented in a list or a quote), a stray indent on one line, a last statement cut short (dropped,
 never completed), and the imports the code uses and lacks (the most common way a kernel is pasted).
-Nothing else of the code changes: a repair never adds a statement the reporter did not write,
-beyond imports.
+An import of a package that is not installed here and whose names the code never uses (the
+reporter's `icecream` or `einops`, left over) is dropped. Nothing else of the code changes: a
+repair never adds a statement the reporter did not write, beyond imports.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import importlib.util
 import re
 import textwrap
 from dataclasses import dataclass, field
 
+from kregress.frameworks import FRAMEWORKS
 from kregress.pasted import bound_names
 
 # What a name the code uses and never binds is, as a reporter's imports had it.
@@ -33,6 +36,9 @@ IMPORTS = {
     "libdevice": "try:\n    from triton.language.extra import libdevice\nexcept ImportError:\n"
     "    from triton.language.extra.cuda import libdevice",
 }
+COMPILER_MODULES = {m.split(".")[0] for f in FRAMEWORKS.values() for m in (*f.modules, *f.imports)} | {
+    "torch", "numpy", "tvm", "tvm_ffi",
+}  # fmt: skip
 # What makes a code block a kernel's even when it imports nothing.
 KERNEL_MARKERS = re.compile(
     r"@triton\.(jit|autotune)|\btl\.\w+\(|@tilelang\.jit|\bT\.(Kernel|prim_func)\b|@T\.prim_func"
@@ -148,6 +154,43 @@ def missing_imports(source: str) -> list[str]:
     return [name for name in IMPORTS if name in used and name not in bound]
 
 
+def installed(module: str) -> bool:
+    """Importable here; a compiler's own module (or torch's, numpy's) counts as installed anywhere:
+    a release's environment has it even where kregress's does not."""
+    if module.split(".")[0] in COMPILER_MODULES:
+        return True
+    try:
+        return importlib.util.find_spec(module.split(".")[0]) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def unused_missing_imports(source: str) -> tuple[str, list[str]]:
+    """The code without the import statements whose every module is not installed here and whose
+    every name the code never uses; and those modules. Used ones stay (locate then says which)."""
+    tree = ast.parse(source)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    used |= {
+        n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+    }
+    lines, dropped = source.splitlines(keepends=True), []
+    for node in sorted(
+        (n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))),
+        key=lambda n: n.lineno, reverse=True,
+    ):  # fmt: skip
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        names = [(a.asname or a.name).split(".")[0] for a in node.names]
+        if getattr(node, "level", 0) or any(installed(m) or not m for m in modules):
+            continue
+        if any(name in used or name == "*" for name in names):
+            continue
+        end = node.end_lineno or node.lineno
+        indent = lines[node.lineno - 1][: len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
+        lines[node.lineno - 1 : end] = [f"{indent}pass\n"] if indent else []
+        dropped[:0] = modules
+    return "".join(lines), dropped
+
+
 def repair(blocks: list[str]) -> Repaired:
     """The code blocks, each repaired, joined, with the imports they use and lack put first."""
     repaired = [repair_block(block) for block in blocks]
@@ -162,4 +205,8 @@ def repair(blocks: list[str]) -> Repaired:
         prelude = "\n".join(IMPORTS[name] for name in lacking)
         source = f"{prelude}\n\n{source}"
         repairs.append(f"added the imports it uses and lacks: {', '.join(lacking)}")
+    source, dropped = unused_missing_imports(source)
+    if dropped:
+        said = "not installed here, and the code uses none of their names"
+        repairs.append(f"dropped the imports of {', '.join(dropped)}: {said}")
     return Repaired(source, repairs)
