@@ -323,9 +323,9 @@ def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() ->
 
 def test_code_blocks_are_kept_as_pasted_and_the_framework_is_read_from_them() -> None:
     body = "```python\nimport tilelang\nprint(1)\n```\n\n```\nRuntimeError: boom\n```\n"
-    body += "```py\nfrom x import y\n```"
+    body += "```py\nfrom x import y\nprint(y)\n```"
     evidence = extract(issue(body))
-    assert evidence.code == "import tilelang\nprint(1)\n\n\nfrom x import y\n"
+    assert evidence.code == "import tilelang\nprint(1)\n\n\nfrom x import y\nprint(y)\n"
     assert (
         evidence.framework == "tilelang" and evidence.error == "RuntimeError: boom" and evidence.blocks == 2
     )
