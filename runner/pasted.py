@@ -242,7 +242,8 @@ def completed_tilelang_kernel(path: Path, ran: types.ModuleType, complete: dict[
     if complete["missing"]:
         raise lacking_values(path, complete)
     defined = ran.__dict__.get(complete["function"])
-    built = defined(**complete["values"]) if complete["call"] and callable(defined) else defined
+    given = {**dict.fromkeys(complete.get("unread", ())), **complete["values"]}  # unread: None
+    built = defined(**given) if complete["call"] and callable(defined) else defined
     if built is None:
         raise CaseError(f"{path.name}'s `{complete['function']}` builds no kernel once run")
     return built

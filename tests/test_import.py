@@ -957,6 +957,26 @@ def test_a_tilelang_factory_never_called_is_called_with_the_values_the_paste_giv
     assert called is not None and called.function == "make"  # used only where nothing is compiled
 
 
+def test_a_factory_is_called_with_what_it_asserts_and_none_for_what_it_never_reads() -> None:
+    """`assert nstr == 4` gives nstr; `out`, which only the inner prim_func's own parameter of the
+    same name reads, may be anything; `rows`, read by an annotation in the factory's scope, may not."""
+    from kregress.bisect.triage.complete import completion_for
+
+    code = (
+        "import tilelang\nimport tilelang.language as T\n\n\n@tilelang.jit\n"
+        "def make(out, rows, nstr: int, tile: int, threads: int = 128):\n"
+        "    assert nstr == 4\n    assert 8 == tile\n\n    @T.prim_func\n"
+        "    def main(out: T.Tensor([rows, nstr], 'float32')):\n"
+        "        with T.Kernel(1, threads=threads) as bx:\n"
+        "            T.clear(out)\n\n    return main\n"
+    )
+    completion = completion_for(code, "tilelang")
+    assert completion is not None
+    assert completion.values == {"nstr": 4, "tile": 8, "threads": 128}
+    assert completion.unread == ("out",) and completion.missing == ("rows",)
+    assert "out=None" in completion.said() and "no value for rows" in completion.said()
+
+
 def test_the_child_compiles_the_completed_kernel_or_names_what_it_lacks(tmp_path: Path) -> None:
     import torch
 

@@ -35,11 +35,12 @@ class Completion:
     scalars: tuple[str, ...] = ()  # Triton: other runtime parameters (SCALAR)
     missing: tuple[str, ...] = ()  # parameters the code gives no value for
     call: bool = True  # TileLang: a factory to call (False: a prim_func to compile as it is)
+    unread: tuple[str, ...] = ()  # TileLang: factory parameters its code never reads, given None
 
     def as_data(self) -> dict[str, Any]:
         return {"framework": self.framework, "function": self.function, "values": self.values,
                 "pointers": self.pointers, "scalars": list(self.scalars),
-                "missing": list(self.missing), "call": self.call}  # fmt: skip
+                "missing": list(self.missing), "call": self.call, "unread": list(self.unread)}  # fmt: skip
 
     def said(self) -> str:
         """The completion in one sentence, for ISSUE.md and the import's log."""
@@ -62,9 +63,13 @@ class Completion:
             return f"`{self.function}`, compiled for each target with {with_what}{lacking}"
         if not self.call:
             return f"`{self.function}` is a @T.prim_func: compiled as it is"
+        unread = (
+            f" ({', '.join(self.unread)} given None: the factory never reads them)" if self.unread else ""
+        )
+        given = ", ".join([*(f"{name}=None" for name in self.unread), *([given] if given else [])])
         return (
             f"`{self.function}` is a kernel factory: called with "
-            f"{given or 'no arguments'} and what it returns compiled{lacking}"
+            f"{given or 'no arguments'}{unread} and what it returns compiled{lacking}"
         )
 
 
@@ -98,13 +103,53 @@ def module_constants(tree: ast.Module) -> dict[str, Any]:
     return constants
 
 
+def asserted_values(node: ast.FunctionDef) -> dict[str, Any]:
+    """Parameters the function's own statements pin: `assert nstr == 4` (either side)."""
+    found: dict[str, Any] = {}
+    for statement in node.body:
+        test = statement.test if isinstance(statement, ast.Assert) else None
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+            continue
+        for name_side, value_side in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+            ok, value = literal(value_side)
+            if isinstance(name_side, ast.Name) and ok:
+                found[name_side.id] = value
+    return found
+
+
+def unread_parameters(node: ast.FunctionDef) -> list[str]:
+    """A factory's parameters its code never reads: a @T.prim_func inside that takes parameters of
+    the same names reads its own (what a parameter annotation reads is still the factory's)."""
+    read: set[str] = set()
+
+    def visit(tree: ast.AST, shadowed: frozenset[str]) -> None:
+        if isinstance(tree, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            arguments = (*tree.args.posonlyargs, *tree.args.args, *tree.args.kwonlyargs)
+            outer = [*tree.decorator_list, *tree.args.defaults, *tree.args.kw_defaults]
+            for part in [*outer, *(a.annotation for a in arguments)]:
+                if part is not None:
+                    visit(part, shadowed)
+            for statement in tree.body:
+                visit(statement, shadowed | {a.arg for a in arguments})
+            return
+        if isinstance(tree, ast.Name) and isinstance(tree.ctx, ast.Load) and tree.id not in shadowed:
+            read.add(tree.id)
+        for child in ast.iter_child_nodes(tree):
+            visit(child, shadowed)
+
+    for statement in node.body:
+        visit(statement, frozenset())
+    return [a.arg for a in node.args.args if a.arg not in read]
+
+
 def parameter_values(
     node: ast.FunctionDef, wanted: list[str], constants: dict[str, Any], configs: dict[str, Any]
 ) -> tuple[dict[str, Any], list[str]]:
-    """Each wanted parameter's value: its default, else an autotune config's, else a module
-    constant of its name; the rest are missing."""
+    """Each wanted parameter's value: its default, else an autotune config's, else what the
+    function asserts it is, else a module constant of its name; the rest are missing."""
     args = [a.arg for a in node.args.args]
     defaults = dict(zip(args[len(args) - len(node.args.defaults) :], node.args.defaults, strict=True))
+    asserted = asserted_values(node)
     values, missing = {}, []
     for name in wanted:
         ok, value = literal(defaults.get(name)) if name in defaults else (False, None)
@@ -112,6 +157,8 @@ def parameter_values(
             values[name] = value
         elif name in configs:
             values[name] = configs[name]
+        elif name in asserted:
+            values[name] = asserted[name]
         elif name in constants:
             values[name] = constants[name]
         else:
@@ -249,9 +296,10 @@ def tilelang_completion(tree: ast.Module) -> Completion | None:
     node = next((k for k in kernels if k.name not in used), kernels[0])
     if "prim_func" in decorator_names(node):
         return Completion("tilelang", node.name, call=False)
-    names = [a.arg for a in node.args.args]
+    unread = unread_parameters(node)  # any value does: None, said
+    names = [a.arg for a in node.args.args if a.arg not in unread]
     values, missing = parameter_values(node, names, module_constants(tree), {})
-    return Completion("tilelang", node.name, values, missing=tuple(missing))
+    return Completion("tilelang", node.name, values, missing=tuple(missing), unread=tuple(unread))
 
 
 def completion_for(code: str, framework: str) -> Completion | None:
