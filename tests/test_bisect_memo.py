@@ -14,6 +14,7 @@ from kregress.judging_service import CaseRun, Memo, Observation, judgement_key
 def test_memo_is_keyed_by_the_case_files_and_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))  # no environment built here
     case = a_case(tmp_path, "scalar_mask")
     run = CaseRun(tmp_path / "corpus", "scalar_mask", "numerics", "cpu:interpreter")
     memo = Memo(tmp_path / "memo.json")
