@@ -104,6 +104,25 @@ def test_a_predicate_that_never_holds_is_refused_at_the_start(tmp_path: Path) ->
     assert wrong.returncode == 64 and "no expectation 'nope' (names: compiles)" in wrong.stderr
 
 
+def test_a_candidate_judged_once_is_read_back_from_the_memo_bisect_and_verify_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same text judged again (a reduce run twice) is read from the shared memo, not compiled."""
+    import json
+
+    monkeypatch.setenv("KREGRESS_CACHE_DIR", str(tmp_path / "cache"))
+    shutil.copytree(FIXTURE, tmp_path / "corpus" / "dot_k8")
+    memo = tmp_path / "cache" / "bisect" / "memo.json"
+    for _ in range(2):
+        asked = ("dot_k8", "-e", "compiles", "-t", "cuda:sm_80", "--error-matches", "no such words")
+        done = reduce_command(*asked, cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        kept = json.loads(memo.read_text())
+        assert len(kept) == 1 and [len(observations) for observations in kept.values()] == [1], kept.keys()
+    (key,) = kept
+    assert json.loads(key)["case"] == "dot_k8" and json.loads(key)["target"] == "cuda:sm_80"
+
+
 @pytest.mark.slow
 def test_a_pasted_kernel_becomes_a_minimal_case_that_fails_the_same_way(tmp_path: Path) -> None:
     """The 116-line fixture (autotune list, loop, masks, two dots, helpers) given as a file: it

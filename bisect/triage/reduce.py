@@ -34,7 +34,17 @@ from kregress.bisect.search import PointVerdict
 from kregress.bisect.triage.ast_edits import candidates, normalized, size
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
-from kregress.judging_service import RegressOn, item_verdict, judge_in_process, toolchain_for_target
+from kregress.judging_service import (
+    CaseRun,
+    Memo,
+    Observation,
+    RegressOn,
+    installed_now,
+    item_verdict,
+    judge_in_process,
+    judgement_key,
+    toolchain_for_target,
+)
 from kregress.manifest import Case, load_case
 from kregress.matrix import Target, load_matrix
 from kregress.schema import SchemaError, read_toml
@@ -102,6 +112,11 @@ class Item:
     interpreter: Any  # kregress.jobs.Interpreter
     timeout: float
     file: str = "repro.py"  # the file of the case that is shrunk
+    # how the memo bisect and verify share keys a candidate: the target's name in the matrix, the
+    # --toolchain given (None: the matrix's) and the matrix file
+    target_name: str = ""
+    spec: str | None = None
+    matrix: Path | None = None
 
 
 WORKER: dict[str, Any] = {}
@@ -118,14 +133,40 @@ def judge_text(text: str, number: int) -> Judged:
     shutil.copytree(item.case_folder, folder, ignore=shutil.ignore_patterns("__pycache__"))
     (folder / item.file).write_text(text)
     try:
+        # the memo bisect, verify and import share: a candidate judged before (a reduce run again,
+        # or the same text reached twice) is read back under the same key, never judged twice
+        run = CaseRun(
+            folder.parent, folder.name, item.expectation, item.target_name, item.matrix, item.timeout
+        )
+        key, installed = judgement_key(run, item.spec), installed_now(run, item.spec)
+        remembered = Memo().at(key, installed)
+        if remembered:
+            return judged_from(remembered[0], f"{item.expectation}[{item.target_name}]")
         judged = judge_in_process(folder, item.expectation, item.target, item.interpreter, item.timeout)
         verdict, outcome = judged.verdict, judged.outcome
     finally:
         shutil.rmtree(folder.parent, ignore_errors=True)
     versions = tuple(sorted(outcome.toolchain.items()))
-    return Judged(
+    found = Judged(
         verdict.outcome.value, verdict.failure_kind, verdict.message, verdict.detail[-4000:], versions
     )
+    Memo().add(key, observation_of(found, f"{item.expectation}[{item.target_name}]", installed))
+    return found
+
+
+def observation_of(judged: Judged, name: str, installed: dict[str, str] | None) -> Observation:
+    """A candidate's verdict as the memo keeps an item's record (its detail among what it measured)."""
+    return Observation.from_parts(
+        {name: judged.outcome}, {name: judged.failure_kind}, {name: judged.message},
+        measured={name: {"detail": judged.detail}}, versions=dict(judged.versions), installed=installed,
+    )  # fmt: skip
+
+
+def judged_from(observation: Observation, name: str) -> Judged:
+    record = observation.records[name]
+    detail = str((record.measured or {}).get("detail", ""))
+    versions = tuple(sorted((record.toolchain or {}).items()))
+    return Judged(record.outcome.value, record.failure_kind, record.message or "", detail, versions)
 
 
 @dataclass
@@ -343,7 +384,17 @@ def run_reduce(args: argparse.Namespace) -> ExitCode:
         if not (folder / args.file).is_file() or Path(args.file).name != args.file:
             raise ReduceError(f"{folder}: --file {args.file!r} is not a file of the case folder")
         interpreter = interpreter_for_target(target, args.toolchain)
-        item = Item(folder, expectation, target, interpreter, timeout, args.file)
+        item = Item(
+            folder,
+            expectation,
+            target,
+            interpreter,
+            timeout,
+            args.file,
+            args.target,
+            args.toolchain,
+            args.matrix,
+        )
         return reduce_case(args, case, item, error_matches, out, Path(scratch))
 
 
