@@ -194,3 +194,30 @@ def test_a_bad_end_failing_otherwise_than_the_issue_is_refused_and_verify_says_w
     assert said in check.why
     (folder / "case.toml").write_text(head + reproduce + 'fails_with = "AssertionError: triton.language"\n')
     assert judge_bad(load_case(folder / "case.toml"), observation, "triton==3.0.0", "cpu:interpreter").ok
+
+
+def test_a_proof_resting_on_the_failures_message_reads_the_same_from_the_ledger() -> None:
+    """`fails_with` is held to a compile failure's message, whose configs' errors follow its first
+    line: the ledger keeps them, so a clone that reads the proof from it proves what was judged (it
+    once kept the first line alone, and a fresh clone's verify said "failed otherwise than the bug")."""
+    from kregress.bisect.triage.ledger import LedgerEntry
+    from kregress.judging_service import Observation
+
+    corpus = Path(__file__).parent.parent / "corpus"
+    case = load_case(corpus / "max_contiguous_descending_hint" / "case.toml")
+    bug, control = "compiles-descending-hint[cuda:sm_80]", "compiles-hint-one[cuda:sm_80]"
+    said = (
+        "known bad (https://github.com/triton-lang/triton/issues/10909: a negative contiguity) — "
+        "COMPILE_ERROR: 1 of 1 configs did not compile\n[num_warps=4] RuntimeError: PassManager::run failed"
+    )
+    judged = Observation.from_parts(
+        {bug: "XFAIL", control: "PASS"}, {bug: "COMPILE_ERROR"}, {bug: said, control: "1 config(s) compiled"}
+    )
+    entry = LedgerEntry.of(CaseRun(corpus, case.id, None, "cuda:sm_80"), "triton==3.5.0", judged)
+    fresh = judge_bad(case, judged, "triton==3.5.0", "cuda:sm_80")
+    read = judge_bad(case, entry.observation(), "triton==3.5.0", "cuda:sm_80")
+    assert fresh.ok and read.ok, (fresh.why, read.why)
+    other = Observation.from_parts(
+        {bug: "XFAIL", control: "PASS"}, {bug: "COMPILE_ERROR"}, {bug: "no such words"}
+    )
+    assert not judge_bad(case, other, "triton==3.5.0", "cuda:sm_80").ok  # the check can fail

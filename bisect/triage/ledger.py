@@ -6,8 +6,10 @@ what the environment holds, the kregress code that judges the case). A machine t
 judged anything reads the proof of every unchanged case from here instead of building every
 release's environment again; CI judges afresh whatever the ledger lacks (a missing entry fails it)
 and a few unchanged cases picked at random (an entry a fresh judgement contradicts fails it), so the
-ledger is checked, not trusted. Only outcomes decide a proof; the first line of each message is
-kept so a NOT PROVEN still says why.
+ledger is checked, not trusted. Outcomes decide a proof, and a case's `fails_with` the failure's
+message: the first lines of each message are kept (a compile failure names each config's error on
+the lines after its first), so that a proof read from here is the proof judged fresh, and a NOT
+PROVEN still says why.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ if TYPE_CHECKING:
 
 LEDGER_FORMAT = 1
 LEDGER_NAME = "verify-ledger.json"  # beside the cases, in the corpus folder
-MESSAGE_CHARS = 300
+MESSAGE_CHARS = 300  # of each line kept
+MESSAGE_LINES = 6
 
 
 def is_draft(name: str) -> bool:
@@ -55,7 +58,7 @@ class LedgerEntry:
     def of(cls, run: CaseRun, toolchain: str | None, observation: Observation) -> LedgerEntry:
         records = observation.records
         messages = {
-            item: record.message.splitlines()[0][:MESSAGE_CHARS]
+            item: "\n".join(line[:MESSAGE_CHARS] for line in record.message.splitlines()[:MESSAGE_LINES])
             for item, record in records.items()
             if record.outcome != Outcome.PASS and record.message
         }
