@@ -141,9 +141,11 @@ def test_a_posterior_run_of_a_point_that_launches_a_judged_points_code_is_a_run_
     bisection = Bisection(run, "fail", 1, None, memo, Console(quiet=True), compile_first="cuda:sm_90")
     judged, twin = (Candidate(spec, toolchain=spec) for spec in ("triton==3.5.0", "triton==3.6.0"))
     code = {"numerics-triton-fp32[cuda:device]": {"k#0": {"ptx": "a"}}}
+    _, environment = bisection.environment(judged)  # what the device's runs were made with
     failed = Observation.from_parts(
-        {"numerics-triton-fp32[cuda:device]": "FAIL"}, {"numerics-triton-fp32[cuda:device]": "WRONG_RESULT"}
-    )
+        {"numerics-triton-fp32[cuda:device]": "FAIL"}, {"numerics-triton-fp32[cuda:device]": "WRONG_RESULT"},
+        installed=environment.installed,
+    )  # fmt: skip
     for _ in range(2):  # what the device said of the judged point, twice
         memo.add(judgement_key(run, judged.toolchain), failed)
     bisection.report_point(Point(judged, PointVerdict.BAD, [PointVerdict.BAD], [failed], launch_code=code))
