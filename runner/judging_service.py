@@ -108,7 +108,7 @@ class Observation:
         """Whether this judgement was made with what the environment holds now (`installed`, None
         where it is not built here: nothing to hold it to). A release's dependency upgraded under
         the same requirement, or an observation that never said, is judged again."""
-        return installed is None or self.installed == installed
+        return made_with(self.installed, installed)
 
     def installed_change(self, installed: dict[str, str] | None) -> str:
         """What differs between then and now, as a log line can say it."""
@@ -379,9 +379,14 @@ def judgement_key(run: CaseRun, toolchain: str | None) -> str:
     return json.dumps(key, sort_keys=True)
 
 
+def made_with(held: dict[str, str] | None, installed: dict[str, str] | None) -> bool:
+    """Observation.judged_with, on what a judgement says it held."""
+    return installed is None or held == installed
+
+
 def current(kept: list[dict[str, Any]], installed: dict[str, str] | None) -> list[dict[str, Any]]:
     """The remembered observations (as stored) still made with what the environment holds."""
-    return [o for o in kept if "records" in o and Observation.from_json(o).judged_with(installed)]
+    return [o for o in kept if "records" in o and made_with(o.get("installed"), installed)]
 
 
 def observe_installed(

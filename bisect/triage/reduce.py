@@ -138,10 +138,11 @@ def judge_text(text: str, number: int) -> Judged:
         run = CaseRun(
             folder.parent, folder.name, item.expectation, item.target_name, item.matrix, item.timeout
         )
-        key, installed = judgement_key(run, item.spec), installed_now(run, item.spec)
-        remembered = Memo().at(key, installed)
+        key, installed, memo = judgement_key(run, item.spec), installed_now(run, item.spec), Memo()
+        name = f"{item.expectation}[{item.target_name}]"  # the item's record in the memo
+        remembered = memo.at(key, installed)
         if remembered:
-            return judged_from(remembered[0], f"{item.expectation}[{item.target_name}]")
+            return judged_from(remembered[0], name)
         judged = judge_in_process(folder, item.expectation, item.target, item.interpreter, item.timeout)
         verdict, outcome = judged.verdict, judged.outcome
     finally:
@@ -150,7 +151,7 @@ def judge_text(text: str, number: int) -> Judged:
     found = Judged(
         verdict.outcome.value, verdict.failure_kind, verdict.message, verdict.detail[-4000:], versions
     )
-    Memo().add(key, observation_of(found, f"{item.expectation}[{item.target_name}]", installed))
+    memo.add(key, observation_of(found, name, installed))
     return found
 
 

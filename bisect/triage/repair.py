@@ -146,21 +146,27 @@ def cut_short(lines: list[str], exc: SyntaxError) -> tuple[list[str], str] | Non
     return None
 
 
+def names_read(tree: ast.AST) -> set[str]:
+    """Every name the code reads (`ein` of `ein.rearrange` too)."""
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
 def missing_imports(source: str) -> list[str]:
     """The names of IMPORTS the code uses and never binds (bound as kregress.pasted reads a paste)."""
     tree = ast.parse(source)
     bound = bound_names(tree) | set(dir(builtins))
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    used = names_read(tree)
     return [name for name in IMPORTS if name in used and name not in bound]
 
 
 def installed(module: str) -> bool:
     """Importable here; a compiler's own module (or torch's, numpy's) counts as installed anywhere:
     a release's environment has it even where kregress's does not."""
-    if module.split(".")[0] in COMPILER_MODULES:
+    top = module.split(".")[0]
+    if top in COMPILER_MODULES:
         return True
     try:
-        return importlib.util.find_spec(module.split(".")[0]) is not None
+        return importlib.util.find_spec(top) is not None
     except (ImportError, ValueError):
         return False
 
@@ -169,10 +175,7 @@ def unused_missing_imports(source: str) -> tuple[str, list[str]]:
     """The code without the import statements whose every module is not installed here and whose
     every name the code never uses; and those modules. Used ones stay (locate then says which)."""
     tree = ast.parse(source)
-    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    used |= {
-        n.value.id for n in ast.walk(tree) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-    }
+    used = names_read(tree)
     lines, dropped = source.splitlines(keepends=True), []
     for node in sorted(
         (n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))),
@@ -184,9 +187,8 @@ def unused_missing_imports(source: str) -> tuple[str, list[str]]:
             continue
         if any(name in used or name == "*" for name in names):
             continue
-        end = node.end_lineno or node.lineno
-        indent = lines[node.lineno - 1][: len(lines[node.lineno - 1]) - len(lines[node.lineno - 1].lstrip())]
-        lines[node.lineno - 1 : end] = [f"{indent}pass\n"] if indent else []
+        indent = " " * node.col_offset  # inside a block, a `pass` keeps it a block
+        lines[node.lineno - 1 : node.end_lineno or node.lineno] = [f"{indent}pass\n"] if indent else []
         dropped[:0] = modules
     return "".join(lines), dropped
 

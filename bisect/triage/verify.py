@@ -186,15 +186,16 @@ class Verifier:
         label = f"{run.case} under {toolchain or 'the matrix toolchain'} on {run.target}"
         installed = installed_now(run, toolchain)
         again = self.fresh or run.case in self.recheck
-        if kept is not None and not kept.observation().judged_with(installed):
+        previous = kept.observation() if kept is not None else None
+        if previous is not None and not previous.judged_with(installed):
             self.log(f"{label}: judged again, its environment changed since the ledger's judgement "
-                     f"({kept.observation().installed_change(installed)})")  # fmt: skip
+                     f"({previous.installed_change(installed)})")  # fmt: skip
             again = True
-        if kept is not None and not again:
+        if kept is not None and previous is not None and not again:
             with self.lock:
                 self.reused += 1
                 self.seen[key] = kept
-            return kept.observation()
+            return previous
         remembered = [] if again else self.memo.at(key, installed)
         if remembered:
             observation = remembered[0]
