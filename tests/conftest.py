@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -69,6 +70,24 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(DurationStore(), "kregress-slow-durations")
 
 
+# Plugins of this suite's own tests (property tests, the fake GitHub server) that no corpus run a
+# test starts ever uses: loading them cost each child pytest 0.8 s, a fifth of a small run.
+UNUSED_IN_CHILD_RUNS = ("-p", "no:hypothesispytest", "-p", "no:pytest_httpserver")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def child_runs_without_this_suites_plugins() -> Iterator[None]:
+    """Every pytest a test starts, directly or through kregress (verify, bisect, reduce), leaves
+    them out; the run of the tests themselves keeps them (the environment is read at its start)."""
+    before = os.environ.get("PYTEST_ADDOPTS")
+    os.environ["PYTEST_ADDOPTS"] = " ".join((*UNUSED_IN_CHILD_RUNS, before or "")).strip()
+    yield
+    if before is None:
+        os.environ.pop("PYTEST_ADDOPTS", None)
+    else:
+        os.environ["PYTEST_ADDOPTS"] = before
+
+
 @dataclass
 class CorpusRun:
     returncode: int
@@ -85,6 +104,25 @@ class CorpusRun:
         matches = [i for i in self.document["items"] if i["case"] == case and i["nodeid"].endswith(rest)]
         assert len(matches) == 1, f"{name} not found once in:\n{self.output[-4000:]}"
         return matches[0]
+
+
+def run_once_across_workers(
+    tmp_path_factory: pytest.TempPathFactory, name: str, *corpora: str, args: tuple[str, ...] = ()
+) -> CorpusRun:
+    """run_corpus for a module's fixture, judged once per test run however many xdist workers
+    take that module's tests (each worker would otherwise judge it again): the first worker judges
+    under a lock in the run's shared temporary folder and the others read what it kept."""
+    from filelock import FileLock
+
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return run_corpus(tmp_path_factory.mktemp(name), *corpora, args=args)
+    kept = tmp_path_factory.getbasetemp().parent / f"{name}.json"  # the run's, above each worker's
+    with FileLock(str(kept) + ".lock"):
+        if kept.exists():
+            return CorpusRun(**json.loads(kept.read_text()))
+        run = run_corpus(tmp_path_factory.mktemp(name), *corpora, args=args)
+        kept.write_text(json.dumps(run.__dict__))
+        return run
 
 
 def copy_corpus(tmp_path: Path, *corpora: str) -> Path:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CorpusRun, run_corpus
+from conftest import CorpusRun, run_corpus, run_once_across_workers
 
 TARGETS = ("--target", "cpu:interpreter", "--target", "cuda:sm_90", "--target", "hip:gfx942")
 
 
 @pytest.fixture(scope="module")
 def kinds(tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
-    return run_corpus(tmp_path_factory.mktemp("kinds"), "kinds/vector_add", "kinds/broken", args=TARGETS)
+    corpora = ("kinds/vector_add", "kinds/broken")
+    return run_once_across_workers(tmp_path_factory, "kinds", *corpora, args=TARGETS)
 
 
 @pytest.mark.parametrize(

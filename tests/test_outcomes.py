@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CorpusRun, run_corpus, run_written_case
+from conftest import CorpusRun, run_once_across_workers, run_written_case
 
 
 @pytest.fixture(scope="module", params=["fork-server", "fresh-interpreter"])
 def crashes(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
     """Both ways a job gets its process: forked from the fork server, or a new interpreter."""
     fresh = ("--no-fork-server",) if request.param == "fresh-interpreter" else ()
-    return run_corpus(
-        tmp_path_factory.mktemp("crashes"), "outcomes/crashes", args=("--target", "cpu:interpreter", *fresh)
-    )
+    targets = ("--target", "cpu:interpreter", *fresh)
+    name = f"crashes-{request.param}"
+    return run_once_across_workers(tmp_path_factory, name, "outcomes/crashes", args=targets)
 
 
 @pytest.mark.parametrize(
