@@ -63,12 +63,13 @@ def execute(path: Path, source: str, then: Callable[[types.ModuleType], Any] | N
         if then is not None:  # what follows the run, with the module still standing in for __main__
             return then(module)
     except NameError as exc:
-        # a name the paste never binds anywhere (a line lost in the paste, a helper left out), raised
-        # in its own code: the draft's error. A name it does bind but cannot find (an interpreter
-        # that runs a kernel body in the wrong scope) or one raised inside the compiler is the
-        # compiler's.
+        # a name the paste never binds anywhere (a line lost in the paste, a helper left out), or
+        # any name its top-level code reads before binding it, raised in its own code: the draft's
+        # error. A name it does bind that a function body cannot find (an interpreter that runs a
+        # kernel body in the wrong scope) or one raised inside the compiler is the compiler's.
         frames = traceback.extract_tb(exc.__traceback__)
-        if frames and frames[-1].filename == str(path) and exc.name not in bound_names(ast.parse(source)):
+        own = bool(frames) and frames[-1].filename == str(path)
+        if own and (frames[-1].name == "<module>" or exc.name not in bound_names(ast.parse(source))):
             raise CaseError(own_error(path, exc)) from None
         raise
     finally:

@@ -370,6 +370,14 @@ def test_an_api_the_release_lacks_is_never_the_bug_but_a_missing_attribute_of_an
     quoted = Locator(tmp_path, "d", ["TypeError"], Summary("u"), 60.0, source=reshaping)
     assert not quoted.shows(Point("cpu:interpreter", "triton==3.0.0", Outcome.FAIL, keyword, "RUNTIME_ERROR"))
     assert missing_api(keyword, "y = tl.reshape(x, [4, 4])\n") is None  # not the code's keyword
+    # an API the release says it removed (Triton 3.9 on block pointers): never the bug's bad end
+    removed = (
+        "COMPILE_ERROR: 1 of 1 configs did not compile | [default] CompilationError: at 10:18: "
+        "ValueError('Block pointers have been removed in favor of the tensor descriptor API')"
+    )
+    blocks = "p = tl.make_block_ptr(base=x, shape=(4, 4), strides=(4, 1), offsets=(0, 0))\n"
+    assert missing_api(removed, blocks) == "Block pointers (removed in favor of the tensor descriptor API)"
+    assert not locator.shows(Point("cuda:sm_90", "triton==3.9.0", Outcome.FAIL, removed, "COMPILE_ERROR"))
 
 
 def test_a_fence_never_closed_runs_to_the_end_of_its_text_as_github_renders_it() -> None:

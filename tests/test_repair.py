@@ -99,3 +99,21 @@ def test_with_no_error_quoted_only_a_failure_of_the_compilers_shows_the_bug(tmp_
     )
     error = Point("cpu:interpreter", "triton==3.6.0", Outcome.ERROR, "pasted.py's own code fails", None)
     assert not locator.shows(error)
+
+
+def test_an_excerpt_of_the_kernel_shown_above_the_reproducer_is_left_out_and_said() -> None:
+    """An issue points at the bug with a few lines of the kernel's body, then pastes the whole
+    reproducer: run first, the excerpt would fail on the kernel's own parameters. A launch block
+    without imports is no excerpt: it reads only what the other block binds at its top level."""
+    excerpt = "for _ in tl.range(0, 4, flatten=True):\n    for _ in tl.range(5, n):\n        acc += 1\n"
+    whole = "import torch\nimport triton\nimport triton.language as tl\n\n\n" + KERNEL
+    repaired = repair([excerpt, whole])
+    assert "tl.range(5, n)" not in repaired.source and repaired.source.startswith("import torch")
+    assert repaired.repairs == [
+        "block 1: an excerpt of block 2's kernel (it reads n, which only a function of block 2 binds); "
+        "left out, as a triager reads it"
+    ]
+    kernel, launch = KERNEL.split("\n\nx = ")
+    imports = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
+    kept = repair([imports + kernel, "x = " + launch])
+    assert "double[(1,)](x, 64" in kept.source and kept.repairs == []

@@ -150,6 +150,10 @@ def test_a_name_the_paste_never_binds_is_its_own_error_one_it_binds_is_not(tmp_p
         execute(path, "import math\nprint(helper(math.pi))\n")
     with pytest.raises(NameError, match="later"):
         execute(path, "def first():\n    return later\n\n\nfirst()\nlater = 2\n")
+    # top-level code reading a name bound only further down (an excerpt pasted above its kernel):
+    # no compiler ran it, so it is the paste's own error even though the paste binds the name
+    with pytest.raises(CaseError, match=r"pasted.py:1: NameError: name 'tl' is not defined"):
+        execute(path, "for _ in tl.range(0, 4):\n    pass\nimport math as tl\n")
 
 
 def test_cases_verified_at_a_time_give_the_verdicts_and_ledger_of_one_at_a_time(

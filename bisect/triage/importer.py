@@ -598,16 +598,26 @@ def missing_module(message: str, framework: str) -> str | None:
 
 MISSING_API = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
 MISSING_KEYWORD = re.compile(r"(\w+)\(\) got an unexpected keyword argument '(\w+)'")
+# A release saying that what the code uses is gone: "Block pointers have been removed in favor of
+# the tensor descriptor API" (Triton 3.9 on `tl.make_block_ptr`).
+REMOVED_API = re.compile(
+    r"([A-Za-z_][\w. `'-]{2,60}?) (?:has|have) been removed in favou?r of ([\w. `'-]{2,60})"
+)
 
 
 def missing_api(message: str, source: str) -> str | None:
     """An API of a module the code uses that this release does not have yet (or any more), as
     `module.name`: the code cannot run under it, which says nothing of the bug (`tl.atomic_load`
-    before the release that added it). An attribute an object of the compiler's lacks (the
-    interpreter's builder missing a type) is not this: that can be the bug."""
+    before the release that added it), or one the release says it removed in favor of another. An
+    attribute an object of the compiler's lacks (the interpreter's builder missing a type) is not
+    this: that can be the bug."""
     keyword = MISSING_KEYWORD.search(message)
     if keyword is not None and re.search(rf"\b{keyword.group(2)}\s*=", source):
         return f"{keyword.group(1)}({keyword.group(2)}=...)"  # a keyword the release lacks yet
+    removed = REMOVED_API.search(message)
+    if removed is not None:  # the release's own word: what it removed cannot be the bug's
+        what, instead = removed.group(1).strip(), removed.group(2).strip(" '`.")
+        return f"{what} (removed in favor of {instead})"
     found = MISSING_API.search(message)
     if found is None or not re.search(rf"\.{found.group(2)}\b", source):
         return None

@@ -193,11 +193,71 @@ def unused_missing_imports(source: str) -> tuple[str, list[str]]:
     return "".join(lines), dropped
 
 
+def module_level_names(tree: ast.Module) -> set[str]:
+    """The names a block binds where top-level code can see them: not inside its functions."""
+    bound: set[str] = set()
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(statement.name)
+        else:
+            bound |= bound_names(ast.Module(body=[statement], type_ignores=[]))
+    return bound
+
+
+def excerpt_of(index: int, trees: list[ast.Module | None]) -> tuple[int, list[str]] | None:
+    """Whether block `index` is an excerpt of another block's function, shown to point at the bug
+    (`for _ in tl.range(5, ub): ...` above the whole reproducer): statements only, no import, reading
+    names that no block binds at its top level but a function of another block binds. Run as code,
+    it fails on them: a triager reads it and runs the other block."""
+    tree = trees[index]
+    if tree is None or any(
+        isinstance(s, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for s in tree.body
+    ):
+        return None
+    others = [(i, t) for i, t in enumerate(trees) if i != index and t is not None]
+    visible = set(dir(builtins)).union(*(module_level_names(t) for _, t in others), bound_names(tree))
+    unbound = sorted(names_read(tree) - visible)
+    for i, other in others:
+        inside = set().union(*(
+            bound_names(ast.Module(body=[f], type_ignores=[])) for f in ast.walk(other)
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ))  # fmt: skip
+        if unbound and set(unbound) <= inside:
+            return i, unbound
+    return None
+
+
+def without_excerpts(blocks: list[Repaired]) -> tuple[list[Repaired], list[str]]:
+    """The blocks less those that are excerpts of another's function (excerpt_of), and what was said."""
+    trees: list[ast.Module | None] = []
+    for block in blocks:
+        try:
+            trees.append(ast.parse(block.source))
+        except SyntaxError:
+            trees.append(None)
+    kept, said = [], []
+    for index, block in enumerate(blocks):
+        found = excerpt_of(index, trees) if len(blocks) > 1 else None
+        if found is None:
+            kept.append(block)
+            continue
+        whole, names = found
+        said.append(
+            f"block {index + 1}: an excerpt of block {whole + 1}'s kernel (it reads {', '.join(names)}, "
+            f"which only a function of block {whole + 1} binds); left out, as a triager reads it"
+        )
+    return kept, said
+
+
 def repair(blocks: list[str]) -> Repaired:
-    """The code blocks, each repaired, joined, with the imports they use and lack put first."""
+    """The code blocks, each repaired, less the excerpts of another's function, joined, with the
+    imports they use and lack put first."""
     repaired = [repair_block(block) for block in blocks]
     repairs = [f"block {i + 1}: {said}" if len(blocks) > 1 else said
                for i, r in enumerate(repaired) for said in r.repairs]  # fmt: skip
+    repaired, left_out = without_excerpts(repaired)
+    repairs += left_out
     source = "\n\n".join(r.source for r in repaired)  # as extract always joined the blocks
     try:
         lacking = missing_imports(source)
