@@ -321,6 +321,30 @@ def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() ->
     assert error_pattern(None) is None
 
 
+def test_a_failed_cpp_assertion_is_quoted_by_its_condition_and_another_crash_is_not_it(
+    tmp_path: Path,
+) -> None:
+    """A source build's abort names its file and signature, then the condition: the condition is
+    the bug's. A release that aborts on another assertion (or says only that it was killed) shows
+    another bug: it once proved a draft on an XPU release's unrelated abort."""
+    printed = (
+        "python: /home/u/triton/lib/Dialect/TritonGPU/IR/Dialect.cpp:195: llvm::SmallVector<unsigned int> "
+        'f(mlir::Attribute): Assertion `contigPerThread.size() == rank && "Unexpected size"\' failed.\n'
+        "Aborted (core dumped)\n"
+    )
+    body = f"```python\nimport triton\nprint(1)\n```\n\nHere is the error:\n\n```python\n{printed}```\n"
+    evidence = extract(issue(body))
+    assert evidence.error == 'Assertion `contigPerThread.size() == rank && "Unexpected size"\' failed'
+    pattern = error_pattern(evidence.error)
+    locator = Locator(tmp_path, "d", [pattern], Summary("u"), 60.0)
+    killed = "CRASH: child process killed by SIGABRT"
+    same = f"{killed}\nDialect.cpp:201: Assertion `contigPerThread.size() == rank' failed."
+    other = f"{killed}\nSmallVector.h:291: Assertion `idx < size()' failed."
+    assert locator.shows(Point("xpu:dg2", "triton-xpu==3.2.0b1", Outcome.FAIL, same, "CRASH"))
+    assert not locator.shows(Point("xpu:dg2", "triton-xpu==3.2.0b1", Outcome.FAIL, other, "CRASH"))
+    assert not locator.shows(Point("xpu:dg2", "triton-xpu==3.2.0b1", Outcome.FAIL, killed, "CRASH"))
+
+
 def test_code_blocks_are_kept_as_pasted_and_the_framework_is_read_from_them() -> None:
     body = "```python\nimport tilelang\nprint(1)\n```\n\n```\nRuntimeError: boom\n```\n"
     body += "```py\nfrom x import y\nprint(y)\n```"

@@ -63,6 +63,8 @@ RAISED = re.compile(rf"^\s*({EXCEPTION_NAME})(?::\s*(.*))?$")
 # the sentence's end.
 IN_PROSE = re.compile(rf"(?<![\w.])({EXCEPTION_NAME}:\s*\S.*?)(?:[.,;]?\s*$|\.\s+(?=[A-Z]))")
 COMPILER_ERROR = re.compile(r"^.*?\berror\s*:\s*(.+)$", re.I)  # ptxas spaces it: "error   : "
+# A C/C++ assertion as glibc prints it before the abort: "...: Assertion `cond' failed."
+ASSERTION = re.compile(r"Assertion [`'](.+?)' failed")
 MISMATCH = re.compile(r"(Mismatched elements[^\n]*|Tensor-likes are not close[^\n]*|not close[^\n]*)")
 ORDER = ("cpu:interpreter", "cuda:sm_90", "cuda:sm_80", "hip:gfx942", "xpu:pvc", "xpu:dg2")
 WORDS = {  # what in an issue's text or labels points at a target
@@ -275,6 +277,7 @@ def quoted_errors(text: str) -> list[str]:
     found = [quoted_error(text)]
     lines = text.splitlines()
     found += [line.strip() for line in reversed(lines) if RAISED.match(line)]
+    found += [f"Assertion `{m.group(1)}' failed" for line in reversed(lines) if (m := ASSERTION.search(line))]
     found += [line.strip() for line in reversed(lines) if COMPILER_ERROR.match(line)]
     found += [m.group(1) for line in lines if not RAISED.match(line) and (m := IN_PROSE.search(line))]
     return [e for e in dict.fromkeys(found) if e]
@@ -288,12 +291,16 @@ def title_errors(title: str) -> list[str]:
 
 
 def quoted_error(text: str) -> str | None:
-    """The error the reporter quotes: a traceback's last exception line, else a compiler's error
-    line, else a mismatch report."""
+    """The error the reporter quotes: a traceback's last exception line, else a failed C++
+    assertion (its condition; the path and signature before it are the reporter's build's), else a
+    compiler's error line, else a mismatch report."""
     lines = text.splitlines()
     raised = [line.strip() for line in lines if RAISED.match(line)]
     if raised:
         return raised[-1]
+    asserted = [f"Assertion `{m.group(1)}' failed" for line in lines if (m := ASSERTION.search(line))]
+    if asserted:
+        return asserted[-1]
     compiler = [line.strip() for line in lines if COMPILER_ERROR.match(line)]
     if compiler:
         return compiler[-1]
@@ -312,6 +319,10 @@ def error_pattern(error: str | None) -> str | None:
     for a raised error, the longest run of its message's words between quotes and numbers."""
     if error is None:
         return None
+    asserted = ASSERTION.fullmatch(error)
+    if asserted:  # the condition's words: a crash that prints another assertion is another bug
+        words = words_before_what_varies(asserted.group(1))
+        return r"Assertion [`']" + re.escape(words[:60]) if len(words) >= 4 else None
     raised = RAISED.match(error)
     if raised:
         name = raised.group(1).rsplit(".", 1)[-1]
