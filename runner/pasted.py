@@ -46,10 +46,16 @@ def on_cpu(source: str) -> str:
     return re.sub(r"torch\.(cuda|xpu)\.synchronize\(\)", "torch.cpu.synchronize()", source)
 
 
-def execute(path: Path, source: str, then: Callable[[types.ModuleType], Any] | None = None) -> Any:
+def execute(
+    path: Path,
+    source: str,
+    then: Callable[[types.ModuleType], Any] | None = None,
+    otherwise: Callable[[types.ModuleType, BaseException], Any] | None = None,
+) -> Any:
     """Run the code as the main module of a script, as its reporter did: a module of its own stands
     in for __main__ while it runs (frontends that parse a kernel's source, as TileLang's does, look
-    its names up through the function's module)."""
+    its names up through the function's module). `otherwise`: what follows a failure of the code's
+    own line, with what it defined until then (the module still standing in)."""
     try:
         code = compile(source, str(path), "exec")
     except SyntaxError as exc:  # a paste cut short, or not Python: the draft's, never the compiler's
@@ -62,7 +68,11 @@ def execute(path: Path, source: str, then: Callable[[types.ModuleType], Any] | N
         exec(code, module.__dict__)  # the point: run the reporter's code
         if then is not None:  # what follows the run, with the module still standing in for __main__
             return then(module)
-    except NameError as exc:
+    except Exception as exc:
+        if otherwise is not None and fails_in_own_code(path, exc) and not isinstance(exc, Launched):
+            return otherwise(module, exc)
+        if not isinstance(exc, NameError):
+            raise
         # a name the paste never binds anywhere (a line lost in the paste, a helper left out), or
         # any name its top-level code reads before binding it, raised in its own code: the draft's
         # error. A name it does bind that a function body cannot find (an interpreter that runs a
@@ -93,6 +103,24 @@ def bound_names(tree: ast.Module) -> set[str]:
         elif isinstance(node, ast.ExceptHandler) and node.name:
             bound.add(node.name)
     return bound
+
+
+def fails_in_own_code(path: Path, exc: BaseException) -> bool:
+    """Raised by a line of the paste itself (`kernel.get_kernel_source()` on what the release's
+    factory returned), not inside the compiler it calls."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    return bool(frames) and frames[-1].filename == str(path)
+
+
+def completed_after_own_failure(
+    path: Path, ran: types.ModuleType, complete: dict[str, Any] | None, exc: BaseException, kernel: Callable
+) -> Any:
+    """The code failed in its own line before it launched or compiled anything: where it defined
+    the kernel the completion names, that kernel, as a triager compiles it; otherwise the draft's
+    ERROR, saying the line (never an AttributeError that reads as the driver lacking its kernel)."""
+    if complete and not complete["missing"] and ran.__dict__.get(complete["function"]) is not None:
+        return kernel(path, ran, complete)
+    raise CaseError(own_error(path, exc)) from None
 
 
 def own_error(path: Path, exc: BaseException) -> str:
@@ -207,11 +235,16 @@ def capture_first_launch(path: Path, complete: dict[str, Any] | None = None) -> 
     original = JITFunction.run
     JITFunction.run = stop  # type: ignore[method-assign]
     triton.compile = compiler_module.compile = stop_compile
+    completing = lambda ran, exc: completed_after_own_failure(  # noqa: E731
+        path, ran, complete, exc, completed_triton_kernel
+    )
     try:
-        module = execute(path, on_cpu(path.read_text()))
+        module = execute(path, on_cpu(path.read_text()), otherwise=completing)
     except Launched as launched:
         kernel, args, kwargs = launched.kernel, launched.args, launched.kwargs
     else:
+        if isinstance(module, TritonKernel):  # completed after the code's own line failed
+            return module
         if not complete:
             raise CaseError(f"{path.name} ran to its end without launching or compiling a Triton kernel")
         return completed_triton_kernel(path, module, complete)
@@ -322,7 +355,12 @@ def capture_first_tilelang_compile(path: Path, complete: dict[str, Any] | None =
     originals = (tilelang.compile, module.compile)
     tilelang.compile = module.compile = stop  # JITImpl.compile looks the module's up when called
     try:
-        built = execute(path, path.read_text(), lambda ran: completed_tilelang_kernel(path, ran, complete))
+        built = execute(
+            path,
+            path.read_text(),
+            lambda ran: completed_tilelang_kernel(path, ran, complete),
+            lambda ran, exc: completed_after_own_failure(path, ran, complete, exc, completed_tilelang_kernel),
+        )
         if built is not None:
             return TileLangKernel(lambda: built)
     except Launched as launched:

@@ -1033,6 +1033,26 @@ def test_the_child_compiles_the_completed_kernel_or_names_what_it_lacks(tmp_path
         capture_first_launch(pasted, lacking.as_data())
 
 
+def test_code_failing_in_its_own_line_before_any_launch_is_completed_or_says_its_line(tmp_path: Path) -> None:
+    """A paste that asks the kernel for what its release never had (`.asm` of a @triton.jit
+    function, `get_kernel_source()` of a prim_func) fails in its own line before compiling anything:
+    a triager compiles the kernel it defines. Without a completion it is the draft's ERROR naming
+    that line, never an AttributeError that reads as the driver lacking `pasted_kernel`."""
+    from kregress.bisect.triage.complete import completion_for
+    from kregress.child_results import CaseError
+    from kregress.pasted import capture_first_launch
+
+    code = extract(issue(CUT_LAUNCH["body"], CUT_LAUNCH["title"])).code + "print(accumulate.asm['ptx'])\n"
+    pasted = tmp_path / "pasted.py"
+    pasted.write_text(code)
+    completion = completion_for(code, "triton")
+    assert completion is not None
+    kernel = capture_first_launch(pasted, completion.as_data())
+    assert list(kernel.args()) == ["src", "dst", "n", "BLOCK"]
+    with pytest.raises(CaseError, match=r"own code fails at .*pasted.py:\d+: AttributeError: .*'asm'"):
+        capture_first_launch(pasted)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("url", "saved", "bisected"),

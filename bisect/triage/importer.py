@@ -370,7 +370,10 @@ def check_pasted(device: str):
 
 def __getattr__(name: str):
     if name == "pasted_kernel":  # captured on first use: only a compile job launches the code
-        return capture_first_launch(PASTED, COMPLETE)
+        try:
+            return capture_first_launch(PASTED, COMPLETE)
+        except AttributeError as exc:  # raised by the code, not this module lacking pasted_kernel
+            raise RuntimeError(f"AttributeError: {{exc}}") from exc
     raise AttributeError(name)
 '''
 
