@@ -57,7 +57,10 @@ def execute(
     its names up through the function's module). `otherwise`: what follows a failure of the code's
     own line, with what it defined until then (the module still standing in)."""
     try:
-        code = compile(source, str(path), "exec")
+        # dont_inherit: this module's `from __future__ import annotations` would otherwise turn the
+        # paste's annotations into strings, and Triton 3.0/3.1's interpreter then misses that
+        # `BLOCK: tl.constexpr` is a constexpr (a failure of kregress's, not the compiler's).
+        code = compile(source, str(path), "exec", dont_inherit=True)
     except SyntaxError as exc:  # a paste cut short, or not Python: the draft's, never the compiler's
         raise CaseError(own_error(path, exc)) from None
     module = types.ModuleType("__main__")

@@ -1093,3 +1093,17 @@ def test_an_issue_showing_its_runs_output_is_never_proven_on_an_exception() -> N
     stated = Locator(Path("."), "d", [], summary, 60.0, stated=True, shows_output=True)
     wrong = Point("cpu:interpreter", "triton==3.1.0", Outcome.FAIL, "WRONG_RESULT: 1 of 3", "WRONG_RESULT")
     assert stated.shows(wrong) and not stated.shows(exception)
+
+
+def test_the_paste_runs_with_its_own_annotations_not_this_modules_future_import(tmp_path: Path) -> None:
+    """kregress.pasted is written with `from __future__ import annotations`; the paste compiled
+    there inherited it, so `BLOCK: tl.constexpr` became the string "tl.constexpr" and Triton 3.0 and
+    3.1's interpreter took BLOCK for a runtime argument ("Expected a list of constant integers ...
+    in `block_shape`"): a failure of kregress's that once proved a draft of triton#4370."""
+    import triton.language as tl
+
+    from kregress.pasted import execute
+
+    path = tmp_path / "pasted.py"
+    ran = execute(path, "import triton.language as tl\n\n\ndef kernel(x, BLOCK: tl.constexpr):\n    pass\n")
+    assert ran.kernel.__annotations__["BLOCK"] is tl.constexpr
