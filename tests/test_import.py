@@ -1107,3 +1107,29 @@ def test_the_paste_runs_with_its_own_annotations_not_this_modules_future_import(
     path = tmp_path / "pasted.py"
     ran = execute(path, "import triton.language as tl\n\n\ndef kernel(x, BLOCK: tl.constexpr):\n    pass\n")
     assert ran.kernel.__annotations__["BLOCK"] is tl.constexpr
+
+
+def test_an_attribute_the_pastes_line_asks_of_a_compiler_object_is_the_pastes_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TVM's objects refuse a missing attribute in their own __getattr__, so the exception is
+    raised inside the compiler though the paste's line asked for it (`get_kernel_source()` of a
+    prim_func): that is the paste's failure (the triager's completion follows). An attribute the
+    compiler asks of its own objects is not, and can be the bug."""
+    from kregress.pasted import execute, fails_in_own_code
+
+    (tmp_path / "fakecompiler.py").write_text(
+        "class Func:\n    def __getattr__(self, name):\n"
+        "        raise AttributeError(f\"<class 'Func'> has no attribute {name}\")\n\n\n"
+        "def builder():\n    return Func().int1_type\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = tmp_path / "pasted.py"
+    path.write_text("import fakecompiler\n\nprint(fakecompiler.Func().get_kernel_source())\n")
+    with pytest.raises(AttributeError) as asked:
+        execute(path, path.read_text())
+    assert fails_in_own_code(path, asked.value)
+    path.write_text("import fakecompiler\n\nfakecompiler.builder()\n")
+    with pytest.raises(AttributeError) as inside:
+        execute(path, path.read_text())
+    assert not fails_in_own_code(path, inside.value)
