@@ -103,13 +103,25 @@ def test_on_a_blackwell_gpu_cuda_device_is_judged_with_sm_100s_limits(tmp_path: 
     assert "targets cuda:device (sm_100)" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
 
 
-def hold(path: str, cache: str, exclusive: bool, seconds: float, log: str, priority_s: float = 30.0) -> None:
+def hold(
+    path: str,
+    cache: str,
+    exclusive: bool,
+    seconds: float,
+    log: str,
+    priority_s: float = 30.0,
+    until: tuple[str, str] | None = None,
+) -> None:
+    """Take the device lock and hold it `seconds`; with `until`, first until another job has logged
+    that event: the order a test needs then never rests on how fast a loaded machine spawns."""
     os.environ["KREGRESS_CACHE_DIR"] = cache
     with open(log, "a") as out:
         out.write(json.dumps([path, "asked", time.time()]) + "\n")
     with device_lock("cuda", {"CUDA_VISIBLE_DEVICES": "0"}, exclusive=exclusive, priority_s=priority_s):
         with open(log, "a") as out:
             out.write(json.dumps([path, "in", time.time()]) + "\n")
+        if until is not None:
+            logged(log, *until)
         time.sleep(seconds)
         with open(log, "a") as out:
             out.write(json.dumps([path, "out", time.time()]) + "\n")
@@ -131,8 +143,15 @@ def logged(log: str, name: str, what: str, timeout: float = 60.0) -> None:
 def test_a_perf_job_has_its_device_alone_while_others_share_it(tmp_path: Path) -> None:
     log, cache = str(tmp_path / "log"), str(tmp_path / "cache")
     context = multiprocessing.get_context("spawn")
-    jobs = [context.Process(target=hold, args=("numerics-a", cache, False, 3.0, log)),
-            context.Process(target=hold, args=("numerics-b", cache, False, 3.0, log))]  # fmt: skip
+    # each holds on until the next has come: the two overlap and the perf job asks while they do
+    jobs = [
+        context.Process(
+            target=hold, args=("numerics-a", cache, False, 0.5, log), kwargs={"until": ("numerics-b", "in")}
+        ),
+        context.Process(
+            target=hold, args=("numerics-b", cache, False, 0.5, log), kwargs={"until": ("perf", "asked")}
+        ),
+    ]
     for job in jobs:
         job.start()
     logged(log, "numerics-a", "in")
@@ -153,7 +172,8 @@ def test_a_waiting_perf_job_is_not_overtaken_by_jobs_that_come_after_it(tmp_path
     lock without a gap: a perf job that asked before the later ones must get the device first."""
     log, cache = str(tmp_path / "log"), str(tmp_path / "cache")
     context = multiprocessing.get_context("spawn")
-    first = context.Process(target=hold, args=("numerics-1", cache, False, 4.0, log))
+    until = {"until": ("numerics-2", "asked")}  # numerics-2 always comes while the device is shared
+    first = context.Process(target=hold, args=("numerics-1", cache, False, 0.5, log), kwargs=until)
     first.start()
     logged(log, "numerics-1", "in")
     perf = context.Process(target=hold, args=("perf", cache, True, 0.2, log))
@@ -179,7 +199,9 @@ def test_a_shared_job_that_hangs_holds_up_other_device_jobs_only_for_the_priorit
     waiting behind it keeps newcomers out for its priority window only, then waits like them."""
     log, cache = str(tmp_path / "log"), str(tmp_path / "cache")
     context = multiprocessing.get_context("spawn")
-    hung = context.Process(target=hold, args=("hung", cache, False, 6.0, log))
+    # it holds on until the newcomer is in beside it (or, wrongly kept out, for `logged`'s minute)
+    until = {"until": ("numerics", "in")}
+    hung = context.Process(target=hold, args=("hung", cache, False, 2.0, log), kwargs=until)
     hung.start()
     logged(log, "hung", "in")
     perf = context.Process(target=hold, args=("perf", cache, True, 0.2, log, 1.0))
