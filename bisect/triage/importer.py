@@ -357,7 +357,8 @@ from kregress.pasted import capture_first_launch, judge_stated, run_pasted
 PASTED = Path(__file__).with_name("pasted.py")
 # The values the issue states (ISSUE.md), judged against what the code prints; None: it states none.
 STATED = {stated!r}
-# The kernel compiled where the code runs to its end without one (ISSUE.md, "Completions").
+# The kernel compiled where the code runs to its end, or fails in its own line, without one
+# (ISSUE.md, "Completions").
 COMPLETE = {complete!r}
 
 
@@ -435,7 +436,7 @@ def write_issue_md(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> No
         else "None: pasted.py is the code as pasted."
     )
     completions = (
-        f"Where the code runs to its end without launching or compiling a kernel: "
+        f"Where the code runs to its end, or fails in its own line, without launching or compiling a kernel: "
         f"{evidence.completion.said()}."
         if evidence.completion
         else "None."
@@ -819,7 +820,8 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
         summary.add(f"stated: expected {list(evidence.stated.expected)}, wrong {list(evidence.stated.wrong)} "
                     f"(\"{evidence.stated.said}\")")  # fmt: skip
     if evidence.completion:
-        summary.add(f"complete: if the code runs no kernel, {evidence.completion.said()}")
+        when = "if the code runs no kernel (or fails in its own line first)"
+        summary.add(f"complete: {when}, {evidence.completion.said()}")
     name = args.name or default_name(issue)
     draft = f"{name}_draft"
     folder = args.corpus / draft
