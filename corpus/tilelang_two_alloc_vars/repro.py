@@ -24,7 +24,7 @@ def build(with_counter: bool):
             with T.Kernel(1, threads=1) as _:
                 if with_counter:
                     seen = T.alloc_var("int32")
-                    seen = 1
+                    seen = 1  # noqa: F841 (never read: the bug needs it so)
                 staged = T.alloc_local((N,), "float32")
                 for k in T.serial(N):
                     staged[k] = A[k]
