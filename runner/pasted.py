@@ -80,9 +80,8 @@ def execute(
         # any name its top-level code reads before binding it, raised in its own code: the draft's
         # error. A name it does bind that a function body cannot find (an interpreter that runs a
         # kernel body in the wrong scope) or one raised inside the compiler is the compiler's.
-        frames = traceback.extract_tb(exc.__traceback__)
-        own = bool(frames) and frames[-1].filename == str(path)
-        if own and (frames[-1].name == "<module>" or exc.name not in bound_names(ast.parse(source))):
+        at_top = traceback.extract_tb(exc.__traceback__)[-1].name == "<module>"
+        if fails_in_own_code(path, exc) and (at_top or exc.name not in bound_names(ast.parse(source))):
             raise CaseError(own_error(path, exc)) from None
         raise
     finally:
@@ -91,7 +90,7 @@ def execute(
     return module
 
 
-def bound_names(tree: ast.Module) -> set[str]:
+def bound_names(tree: ast.AST) -> set[str]:
     """Every name the code binds anywhere: assigned, defined, imported, a parameter."""
     bound: set[str] = set()
     for node in ast.walk(tree):

@@ -65,6 +65,8 @@ IN_PROSE = re.compile(rf"(?<![\w.])({EXCEPTION_NAME}:\s*\S.*?)(?:[.,;]?\s*$|\.\s
 COMPILER_ERROR = re.compile(r"^.*?\berror\s*:\s*(.+)$", re.I)  # ptxas spaces it: "error   : "
 # A C/C++ assertion as glibc prints it before the abort: "...: Assertion `cond' failed."
 ASSERTION = re.compile(r"Assertion [`'](.+?)' failed")
+
+
 MISMATCH = re.compile(r"(Mismatched elements[^\n]*|Tensor-likes are not close[^\n]*|not close[^\n]*)")
 ORDER = ("cpu:interpreter", "cuda:sm_90", "cuda:sm_80", "hip:gfx942", "xpu:pvc", "xpu:dg2")
 WORDS = {  # what in an issue's text or labels points at a target
@@ -271,13 +273,18 @@ def code_comments(code: str) -> list[str]:
     return ["\n".join(comments)] if comments else []
 
 
+def assertions(lines: list[str]) -> list[str]:
+    """The failed assertions the lines print, each as its condition alone."""
+    return [f"Assertion `{m.group(1)}' failed" for line in lines if (m := ASSERTION.search(line))]
+
+
 def quoted_errors(text: str) -> list[str]:
     """Every error the text quotes, the most specific first: a traceback's last exception line, a
     compiler's error line, a mismatch report, then an exception named in a sentence."""
     found = [quoted_error(text)]
     lines = text.splitlines()
     found += [line.strip() for line in reversed(lines) if RAISED.match(line)]
-    found += [f"Assertion `{m.group(1)}' failed" for line in reversed(lines) if (m := ASSERTION.search(line))]
+    found += assertions(lines[::-1])
     found += [line.strip() for line in reversed(lines) if COMPILER_ERROR.match(line)]
     found += [m.group(1) for line in lines if not RAISED.match(line) and (m := IN_PROSE.search(line))]
     return [e for e in dict.fromkeys(found) if e]
@@ -298,7 +305,7 @@ def quoted_error(text: str) -> str | None:
     raised = [line.strip() for line in lines if RAISED.match(line)]
     if raised:
         return raised[-1]
-    asserted = [f"Assertion `{m.group(1)}' failed" for line in lines if (m := ASSERTION.search(line))]
+    asserted = assertions(lines)
     if asserted:
         return asserted[-1]
     compiler = [line.strip() for line in lines if COMPILER_ERROR.match(line)]

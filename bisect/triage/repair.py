@@ -200,7 +200,7 @@ def module_level_names(tree: ast.Module) -> set[str]:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bound.add(statement.name)
         else:
-            bound |= bound_names(ast.Module(body=[statement], type_ignores=[]))
+            bound |= bound_names(statement)
     return bound
 
 
@@ -219,10 +219,8 @@ def excerpt_of(index: int, trees: list[ast.Module | None]) -> tuple[int, list[st
     visible = set(dir(builtins)).union(*(module_level_names(t) for _, t in others), bound_names(tree))
     unbound = sorted(names_read(tree) - visible)
     for i, other in others:
-        inside = set().union(*(
-            bound_names(ast.Module(body=[f], type_ignores=[])) for f in ast.walk(other)
-            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-        ))  # fmt: skip
+        functions = (f for f in ast.walk(other) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        inside = set().union(*(bound_names(f) for f in functions))
         if unbound and set(unbound) <= inside:
             return i, unbound
     return None
