@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,23 +106,44 @@ class CorpusRun:
         return matches[0]
 
 
-def run_once_across_workers(
-    tmp_path_factory: pytest.TempPathFactory, name: str, *corpora: str, args: tuple[str, ...] = ()
-) -> CorpusRun:
-    """run_corpus for a module's fixture, judged once per test run however many xdist workers
-    take that module's tests (each worker would otherwise judge it again): the first worker judges
-    under a lock in the run's shared temporary folder and the others read what it kept."""
+def made_once_across_workers(
+    tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], dict]
+) -> dict:
+    """What `make` returns for a folder of its own, made once per test run however many xdist
+    workers take the tests that need it (each would otherwise make it again): the first worker
+    makes it under a lock in the run's shared temporary folder, the others read what it kept (the
+    folder stays until the run ends)."""
     from filelock import FileLock
 
     if "PYTEST_XDIST_WORKER" not in os.environ:
-        return run_corpus(tmp_path_factory.mktemp(name), *corpora, args=args)
+        return make(tmp_path_factory.mktemp(name))
     kept = tmp_path_factory.getbasetemp().parent / f"{name}.json"  # the run's, above each worker's
     with FileLock(str(kept) + ".lock"):
         if kept.exists():
-            return CorpusRun(**json.loads(kept.read_text()))
-        run = run_corpus(tmp_path_factory.mktemp(name), *corpora, args=args)
-        kept.write_text(json.dumps(run.__dict__))
-        return run
+            return json.loads(kept.read_text())
+        made = make(tmp_path_factory.mktemp(name))
+        kept.write_text(json.dumps(made))
+        return made
+
+
+def run_once_across_workers(
+    tmp_path_factory: pytest.TempPathFactory, name: str, *corpora: str, args: tuple[str, ...] = ()
+) -> CorpusRun:
+    """run_corpus for a module's fixture, judged once per test run (made_once_across_workers)."""
+    made = made_once_across_workers(
+        tmp_path_factory, name, lambda folder: run_corpus(folder, *corpora, args=args).__dict__
+    )
+    return CorpusRun(**made)
+
+
+# The expectation-kind fixtures, judged once per test run: every kind passing and failing
+# (test_expectation_kinds) is also the serial run an xdist run is compared with (test_xdist).
+KINDS_CORPORA = ("kinds/vector_add", "kinds/broken", "outcomes/known_bad")
+KINDS_TARGETS = ("--target", "cpu:interpreter", "--target", "cuda:sm_90", "--target", "hip:gfx942")
+
+
+def kinds_judged(tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
+    return run_once_across_workers(tmp_path_factory, "kinds", *KINDS_CORPORA, args=KINDS_TARGETS)
 
 
 def copy_corpus(tmp_path: Path, *corpora: str) -> Path:

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CorpusRun, run_corpus, run_once_across_workers
-
-TARGETS = ("--target", "cpu:interpreter", "--target", "cuda:sm_90", "--target", "hip:gfx942")
+from conftest import CorpusRun, kinds_judged, run_corpus
 
 
 @pytest.fixture(scope="module")
 def kinds(tmp_path_factory: pytest.TempPathFactory) -> CorpusRun:
-    corpora = ("kinds/vector_add", "kinds/broken")
-    return run_once_across_workers(tmp_path_factory, "kinds", *corpora, args=TARGETS)
+    return kinds_judged(tmp_path_factory)
 
 
 @pytest.mark.parametrize(

@@ -8,27 +8,36 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import REPO, run_corpus
+from conftest import REPO, copy_corpus, run_corpus
 from kregress.collection import shard_of
 from kregress.matrix import load_matrix, nightly_jobs
 
 CASES = ("outcomes/known_bad", "outcomes/specialization", "kinds/vector_add", "kinds/broken")
 
 
-def items(tmp_path: Path, shard: str | None) -> set[str]:
-    args = ("--target", "cuda:sm_90") + (("--shard", shard) if shard else ())
-    run = run_corpus(tmp_path / (shard or "all").replace("/", "of"), *CASES, args=args)
-    assert run.document, run.output[-2000:]
-    return {f"{i['case']}::{i['expectation']}[{i['target']}]" for i in run.document["items"]}
+def collected(work: Path, shard: str | None) -> set[str]:
+    """The items a run given `shard` would judge: the split is made at collection (pytest's
+    deselection), so collecting shows it without compiling anything."""
+    command = [sys.executable, "-m", "pytest", "corpus", "-p", "no:cacheprovider", "--collect-only", "-q",
+               "--target", "cuda:sm_90", *(("--shard", shard) if shard else ())]  # fmt: skip
+    done = subprocess.run(command, cwd=work, capture_output=True, text=True, timeout=300, check=False)
+    found = {line for line in done.stdout.splitlines() if line.startswith("corpus/")}
+    assert done.returncode == 0 and found, done.stdout[-2000:] + done.stderr[-2000:]
+    return found
 
 
 def test_two_shards_judge_every_item_once(tmp_path: Path) -> None:
-    whole = items(tmp_path, None)
-    first, second = items(tmp_path, "1/2"), items(tmp_path, "2/2")
+    work = copy_corpus(tmp_path, *CASES)
+    whole = collected(work, None)
+    first, second = collected(work, "1/2"), collected(work, "2/2")
     assert first | second == whole and not first & second
     assert first and second  # these four cases fall into both shards
-    by_case = {name.split("::")[0] for name in first}
+    by_case = {name.split("/")[1] for name in first}
     assert all(shard_of(case, 2) == 1 for case in by_case)
+    # and a shard judges what it collected, nothing else (the smaller one, to keep this short)
+    run = run_corpus(tmp_path / "2of2", *CASES, args=("--target", "cuda:sm_90", "--shard", "2/2"))
+    judged = {f"corpus/{i['case']}/case.toml::{i['nodeid'].split('::')[-1]}" for i in run.document["items"]}
+    assert judged == second, run.output[-2000:]
 
 
 def test_the_split_is_by_name_alone_and_reaches_every_shard() -> None:

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import CORPORA
+from conftest import CORPORA, made_once_across_workers
 from kregress.bisect.triage.importer import Evidence, UpstreamIssue, write_draft
 from kregress.bisect.triage.verify import judge_bad
 from kregress.cli import main
@@ -28,6 +31,30 @@ def corpus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "corpus"
 
 
+@pytest.fixture(scope="module")
+def written(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """proven_control judged and its ledger written, once per test run: the tests that start from
+    a written ledger copy its folder (each with a cache of its own, so nothing judged is shared)."""
+
+    def write(folder: Path) -> dict:
+        shutil.copytree(CORPORA / "verify" / "proven_control", folder / "corpus" / "proven_control")
+        command = [sys.executable, "-m", "kregress.cli", "verify", "--corpus", str(folder / "corpus"),
+                   "proven_control", "--write-ledger"]  # fmt: skip
+        env = {**os.environ, "KREGRESS_CACHE_DIR": str(folder / "cache")}
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600, check=False)
+        return {"corpus": str(folder / "corpus"), "code": done.returncode, "said": done.stdout + done.stderr}
+
+    return made_once_across_workers(tmp_path_factory, "verify-ledger-written", write)
+
+
+@pytest.fixture
+def ledger_written(written: dict, corpus: Path) -> Path:
+    """The corpus with the ledger `written` made for it (the case's files are the same)."""
+    assert written["code"] == 0, written["said"]
+    shutil.copy(Path(written["corpus"]) / "verify-ledger.json", corpus / "verify-ledger.json")
+    return corpus
+
+
 def verify(capsys: pytest.CaptureFixture[str], folder: Path, *extra: str) -> tuple[int, str]:
     code = main(["verify", "--corpus", str(folder), "proven_control", *extra])
     captured = capsys.readouterr()
@@ -35,10 +62,14 @@ def verify(capsys: pytest.CaptureFixture[str], folder: Path, *extra: str) -> tup
 
 
 def test_an_empty_machine_reads_unchanged_proofs_from_the_ledger(
-    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    written: dict,
+    ledger_written: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    code, said = verify(capsys, corpus, "--write-ledger")
-    assert code == 0 and "1 of 1 judgements made now" in said
+    corpus = ledger_written
+    assert "1 of 1 judgements made now" in written["said"]
     ledger = json.loads((corpus / "verify-ledger.json").read_text())
     (entry,) = ledger["entries"].values()
     assert (entry["case"], entry["toolchain"], entry["target"]) == ("proven_control", "matrix", "cuda:sm_90")
@@ -51,9 +82,9 @@ def test_an_empty_machine_reads_unchanged_proofs_from_the_ledger(
 
 
 def test_a_changed_case_missing_from_the_ledger_fails_the_check(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    ledger_written: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert verify(capsys, corpus, "--write-ledger")[0] == 0
+    corpus = ledger_written
     repro = corpus / "proven_control" / "repro.py"
     repro.write_text(repro.read_text() + "\nEDITED = True\n")
     code, said = verify(capsys, corpus, "--check-ledger")
@@ -67,9 +98,9 @@ def test_a_changed_case_missing_from_the_ledger_fails_the_check(
 
 
 def test_a_ledger_entry_a_fresh_judgement_contradicts_fails_the_recheck(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    ledger_written: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert verify(capsys, corpus, "--write-ledger")[0] == 0
+    corpus = ledger_written
     path = corpus / "verify-ledger.json"
     ledger = json.loads(path.read_text())
     (entry,) = ledger["entries"].values()
@@ -85,11 +116,11 @@ def test_a_ledger_entry_a_fresh_judgement_contradicts_fails_the_recheck(
 
 
 def test_drafts_of_import_are_left_out_of_a_ledger_check_of_the_whole_corpus(
-    corpus: Path, capsys: pytest.CaptureFixture[str]
+    ledger_written: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A working tree holds git-ignored drafts a fresh clone lacks: checking or rewriting the
     ledger over the whole corpus leaves them out, saying so, instead of failing on their absence."""
-    assert verify(capsys, corpus, "--write-ledger")[0] == 0
+    corpus = ledger_written
     shutil.copytree(corpus / "proven_control", corpus / "triton_7_draft")
     code = main(["verify", "--corpus", str(corpus), "--check-ledger"])
     said = capsys.readouterr().err

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import CorpusRun, run_corpus
-
-ARGS = ("--target", "cpu:interpreter", "--target", "cuda:sm_90")
+from conftest import KINDS_CORPORA, KINDS_TARGETS, CorpusRun, kinds_judged, run_corpus
 
 
 def promised(run: CorpusRun) -> dict[str, str]:
@@ -22,9 +20,9 @@ def promised(run: CorpusRun) -> dict[str, str]:
 
 
 def test_parallel_run_matches_serial(tmp_path_factory: pytest.TempPathFactory) -> None:
-    corpora = ("kinds/vector_add", "kinds/broken", "outcomes/known_bad")
-    serial = run_corpus(tmp_path_factory.mktemp("serial"), *corpora, args=ARGS)
-    parallel = run_corpus(tmp_path_factory.mktemp("parallel"), *corpora, args=(*ARGS, "-n", "2"))
+    serial = kinds_judged(tmp_path_factory)  # judged one item at a time, shared with test_expectation_kinds
+    parallel_args = (*KINDS_TARGETS, "-n", "2")
+    parallel = run_corpus(tmp_path_factory.mktemp("parallel"), *KINDS_CORPORA, args=parallel_args)
     assert serial.outcomes(), serial.output
     assert "PASS or UNSTABLE" in promised(serial).values()  # the perf item is there, and judged
     assert promised(parallel) == promised(serial)
