@@ -20,54 +20,55 @@ REPO = Path(__file__).resolve().parent.parent
 # The fixture corpora are data for these tests, not items of the test run itself.
 collect_ignore = ["corpora"]
 
-# Seconds each slow test took (setup, call and teardown), written by `pytest -m slow
-# --store-durations`: the slow run starts the longest first.
-SLOW_DURATIONS = Path(__file__).parent / "slow_durations.json"
+# Seconds each test took (setup, call and teardown), written by `pytest tests/ -n auto
+# --store-durations` and `pytest tests/ -m slow -n auto --store-durations`: a run starts the
+# longest first.
+DURATIONS = Path(__file__).parent / "durations.json"
 
 
 def stored_durations() -> dict[str, float]:
-    return json.loads(SLOW_DURATIONS.read_text()) if SLOW_DURATIONS.exists() else {}
+    return json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--store-durations",
         action="store_true",
-        help=f"write how long each slow test took to tests/{SLOW_DURATIONS.name} (the order slow runs take)",
+        help=f"write how long each test of this run took to tests/{DURATIONS.name} (the order runs take)",
     )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Slow tests longest first: xdist's workers then end together, instead of one running the
-    last long test alone while the other waits. A slow test with no stored time counts as the
-    longest (a new one is usually the slowest); fast tests keep their order, after the slow ones."""
+    """Longest first: xdist's workers then end together, instead of one running the last long
+    test alone while the other waits (a run ended 25 s on one worker, judging a fixture corpus).
+    A slow test with no stored time counts as the longest (a new one is usually the slowest), a
+    fast one as the shortest; ties keep their order."""
     known = stored_durations()
 
     def seconds(item: pytest.Item) -> float:
-        return known.get(item.nodeid, math.inf) if item.get_closest_marker("slow") else 0.0
+        return known.get(item.nodeid, math.inf if item.get_closest_marker("slow") else 0.0)
 
     items.sort(key=seconds, reverse=True)
 
 
 class DurationStore:
-    """Adds up each slow test's phases as reports reach the controller, and writes them at the end."""
+    """Adds up each test's phases as reports reach the controller, and writes them at the end."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = {}
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if "slow" in report.keywords:
-            self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
+        self.seconds[report.nodeid] = self.seconds.get(report.nodeid, 0.0) + report.duration
 
     def pytest_sessionfinish(self) -> None:
         stored = stored_durations()
         stored.update({nodeid: round(s, 1) for nodeid, s in self.seconds.items()})
-        SLOW_DURATIONS.write_text(json.dumps(dict(sorted(stored.items())), indent=0) + "\n")
+        DURATIONS.write_text(json.dumps(dict(sorted(stored.items())), indent=0) + "\n")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("--store-durations") and not hasattr(config, "workerinput"):
-        config.pluginmanager.register(DurationStore(), "kregress-slow-durations")
+        config.pluginmanager.register(DurationStore(), "kregress-durations")
 
 
 # Plugins of this suite's own tests (property tests, the fake GitHub server) that no corpus run a

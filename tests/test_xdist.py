@@ -20,9 +20,9 @@ def promised(run: CorpusRun) -> dict[str, str]:
 
 
 def test_parallel_run_matches_serial(tmp_path_factory: pytest.TempPathFactory) -> None:
-    serial = kinds_judged(tmp_path_factory)  # judged one item at a time, shared with test_expectation_kinds
     parallel_args = (*KINDS_TARGETS, "-n", "2")
     parallel = run_corpus(tmp_path_factory.mktemp("parallel"), *KINDS_CORPORA, args=parallel_args)
+    serial = kinds_judged(tmp_path_factory)  # one item at a time, shared with test_expectation_kinds
     assert serial.outcomes(), serial.output
     assert "PASS or UNSTABLE" in promised(serial).values()  # the perf item is there, and judged
     assert promised(parallel) == promised(serial)
