@@ -155,13 +155,25 @@ class Tee(io.StringIO):
         return super().write(text)
 
 
-def run_pasted(path: Path, device: str) -> str:
-    """Run the code to its end: on the CPU in the interpreter, elsewhere as written. What it printed."""
+def run_pasted(path: Path, device: str, complete: dict[str, Any] | None = None) -> str:
+    """Run the code to its end: on the CPU in the interpreter, elsewhere as written, then the
+    function it defines to run its kernel and never calls (the completion's entry). What it printed."""
     source = path.read_text()
     printed = Tee(sys.stdout)
     with contextlib.redirect_stdout(printed):
-        execute(path, on_cpu(source) if device == "cpu" else source)
+        execute(path, on_cpu(source) if device == "cpu" else source, lambda ran: call_entry(ran, complete))
     return printed.getvalue()
+
+
+def call_entry(ran: types.ModuleType, complete: dict[str, Any] | None) -> types.ModuleType:
+    """Call the function the code defines to run its kernel and never calls (`def test_dot():` left
+    for pytest, a `main` whose call was cut off), as a triager runs it: a launch or compile in it is
+    captured or run as one at the code's top level would be. The module, as the code left it."""
+    entry = (complete or {}).get("entry")
+    function = ran.__dict__.get(entry) if entry else None
+    if callable(function):
+        function()
+    return ran
 
 
 # A number as Python, NumPy and torch print one (also how an issue states one: kregress import reads
@@ -248,7 +260,9 @@ def capture_first_launch(path: Path, complete: dict[str, Any] | None = None) -> 
         path, ran, complete, exc, completed_triton_kernel
     )
     try:
-        module = execute(path, on_cpu(path.read_text()), otherwise=completing)
+        module = execute(
+            path, on_cpu(path.read_text()), lambda ran: call_entry(ran, complete), otherwise=completing
+        )
     except Launched as launched:
         kernel, args, kwargs = launched.kernel, launched.args, launched.kwargs
     else:
@@ -367,7 +381,7 @@ def capture_first_tilelang_compile(path: Path, complete: dict[str, Any] | None =
         built = execute(
             path,
             path.read_text(),
-            lambda ran: completed_tilelang_kernel(path, ran, complete),
+            lambda ran: completed_tilelang_kernel(path, call_entry(ran, complete), complete),
             lambda ran, exc: completed_after_own_failure(path, ran, complete, exc, completed_tilelang_kernel),
         )
         if built is not None:

@@ -24,6 +24,7 @@ from kregress.bisect.triage.importer import (
     error_pattern,
     extract,
     missing_api,
+    named_release,
     quoted_error,
     quoted_errors,
     targets_to_try,
@@ -791,6 +792,49 @@ def test_an_issue_older_than_every_release_is_tried_on_the_oldest(tmp_path: Path
     assert "first fixed tinycc==0.3" in said
 
 
+# A bug of one release, fixed in the next: an issue opened after the fix shows nothing in the
+# release current then or the newest; only the one its reporter names shows it.
+ONE_RELEASE_HISTORY = [
+    Step("Initial compiler", GOOD, release="0.1"),
+    Step("Vectorized scale", BAD, release="0.2"),
+    Step("Fix scale (#51)", GOOD, release="0.3"),
+]
+
+
+@pytest.fixture(scope="module")
+def one_release_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from index_of_releases(tmp_path_factory, "tinycc-one-release", ONE_RELEASE_HISTORY)
+
+
+@pytest.mark.slow  # builds an environment per release judged
+def test_the_release_the_reporter_names_is_tried_first(tmp_path: Path, one_release_index: str) -> None:
+    body = MISMATCH_ISSUE.replace("Since 0.3 `tinycc.scale`", "On tinycc 0.2 (pip) `tinycc.scale`")
+    with serving() as fake:
+        url = opened(fake, 12, body)
+        fake.repository(REPO).opened[12]["created_at"] = "2030-01-01T00:00:00Z"
+        done = run_import(tmp_path, fake, one_release_index, url, "--no-reduce")
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "locate: the issue names tinycc==0.2, the release its reporter ran: tried first" in said
+    assert "locate: shows on cpu:interpreter under tinycc==0.2" in said
+    assert "bisect: shows from tinycc==0.2 … tinycc==0.2; first fixed tinycc==0.3" in said, said
+
+
+def test_a_release_is_named_by_its_package_and_version_as_reporters_write_them() -> None:
+    triton = [f"triton=={v}" for v in ("3.0.0", "3.3.0", "3.3.1", "3.6.0", "3.7.0")]
+    tilelang = [f"tilelang=={v}" for v in ("0.1.6.post2", "0.1.7", "0.1.8", "0.1.9")]
+    environment = "### Environment details\n\nTriton: 3.6.0\nGPU: T4"
+    assert named_release(environment, "triton", triton) == "triton==3.6.0"
+    assert named_release("pip install triton==3.3.1 torch==2.7", "triton", triton) == "triton==3.3.1"
+    form = "### What version of TileLang are you using?\n\n0.1.8+cuda.git71a7940c\n"
+    assert named_release(form, "tilelang", tilelang) == "tilelang==0.1.8"  # a git build: its release
+    assert named_release("it broke after triton 3.3", "triton", triton) == "triton==3.3.0"
+    assert named_release("Triton version: 3.3.1", "triton-xpu", ["triton-xpu==3.3.1"]) == "triton-xpu==3.3.1"
+    assert named_release("I run triton on 3 GPUs", "triton", triton) is None  # a count, not a version
+    assert named_release("torch 2.7.0, triton 3.12.0", "triton", triton) is None  # no such release here
+    assert named_release("tilelang 0.1.8", "triton", triton) is None  # another package's
+
+
 # A release built against a runtime this machine lacks: it cannot run the code, so it tells nothing.
 UNLOADABLE = 'raise OSError("libtinyrt.so.13: cannot open shared object file: No such file or directory")\n'
 GAPPY_HISTORY = [
@@ -1031,6 +1075,56 @@ def test_the_child_compiles_the_completed_kernel_or_names_what_it_lacks(tmp_path
     assert lacking is not None
     with pytest.raises(CaseError, match="gives no value for BLOCK"):
         capture_first_launch(pasted, lacking.as_data())
+
+
+LEFT_FOR_PYTEST = """import torch
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def double(x_ptr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) * 2)
+
+
+def launch(x):
+    double[(1,)](x, BLOCK=16)
+
+
+def test_double(n=16):
+    x = torch.ones(n, device="cuda", dtype=torch.float16)
+    launch(x)
+    print("doubled to", x.sum().item())
+"""
+
+
+def test_a_function_that_runs_the_kernel_and_is_never_called_is_called_first(tmp_path: Path) -> None:
+    """`def test_double():` left for pytest: a triager calls it. Its launch is the one captured
+    for a compile target, and the interpreter runs it; a function the paste calls, or one that
+    needs an argument, is no entry."""
+    from kregress.bisect.triage.complete import completion_for
+    from kregress.pasted import capture_first_launch
+
+    completion = completion_for(LEFT_FOR_PYTEST, "triton")
+    assert completion is not None and completion.entry == "test_double"  # `launch` is called by it
+    assert completion.said().startswith("`test_double()`, defined to run the kernel and never called, is")
+    called = completion_for(LEFT_FOR_PYTEST + "\n\ntest_double()\n", "triton")
+    needs_one = completion_for(LEFT_FOR_PYTEST.replace("test_double(n=16)", "test_double(n)"), "triton")
+    assert called is not None and called.entry is None and needs_one is not None and needs_one.entry is None
+    pasted = tmp_path / "pasted.py"
+    pasted.write_text(LEFT_FOR_PYTEST)
+    kernel = capture_first_launch(pasted, completion.as_data())
+    arguments = kernel.args()
+    assert list(arguments) == ["x_ptr", "BLOCK"] and arguments["BLOCK"] == 16
+    assert str(arguments["x_ptr"].dtype) == "torch.float16" and arguments["x_ptr"].numel() == 16  # its own
+    runs = "import sys; from pathlib import Path; from kregress.pasted import run_pasted; " \
+        "print(repr(run_pasted(Path(sys.argv[1]), 'cpu', eval(sys.argv[2]))))"  # fmt: skip
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    for complete, printed in ((completion.as_data(), "doubled to 32.0"), (None, "''")):
+        done = subprocess.run([sys.executable, "-c", runs, str(pasted), repr(complete)], env=env,
+                              capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+        assert done.returncode == 0 and printed in done.stdout, done.stdout + done.stderr
 
 
 def test_code_failing_in_its_own_line_before_any_launch_is_completed_or_says_its_line(tmp_path: Path) -> None:

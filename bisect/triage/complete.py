@@ -2,6 +2,8 @@
 function whose launch was cut off (or never pasted) is compiled for the draft's targets with the
 arguments its body implies; a TileLang kernel factory (a function returning the `@T.prim_func` it
 holds) that is never called is called, and what it returns compiled, as TileLang's own tests do.
+Before either, a function the paste defines to run its kernel and never calls (`def test_dot():`
+left for pytest, `def main():` without its call) is called, as a triager runs it.
 
 Read from the code's syntax alone, in the importer, so that each completion is said in ISSUE.md
 before anything runs; the child (kregress.pasted) carries it out only where the code runs to its
@@ -36,14 +38,23 @@ class Completion:
     missing: tuple[str, ...] = ()  # parameters the code gives no value for
     call: bool = True  # TileLang: a factory to call (False: a prim_func to compile as it is)
     unread: tuple[str, ...] = ()  # TileLang: factory parameters its code never reads, given None
+    entry: str | None = None  # a function that runs the kernel, never called: called first
 
     def as_data(self) -> dict[str, Any]:
         return {"framework": self.framework, "function": self.function, "values": self.values,
                 "pointers": self.pointers, "scalars": list(self.scalars),
-                "missing": list(self.missing), "call": self.call, "unread": list(self.unread)}  # fmt: skip
+                "missing": list(self.missing), "call": self.call, "unread": list(self.unread),
+                "entry": self.entry}  # fmt: skip
 
     def said(self) -> str:
         """The completion in one sentence, for ISSUE.md and the import's log."""
+        kernel = self.kernel_said()
+        if self.entry is None:
+            return kernel
+        first = f"`{self.entry}()`, defined to run the kernel and never called, is called first"
+        return f"{first}; if it runs none, {kernel}"
+
+    def kernel_said(self) -> str:
         given = ", ".join(f"{k}={v!r}" for k, v in self.values.items())
         lacking = (
             f"; no value for {', '.join(self.missing)} (the draft's kernel is an ERROR saying so)"
@@ -253,6 +264,35 @@ def pointer_dtypes(tree: ast.Module, pointers: list[str]) -> dict[str, str]:
     return {name: own.get(name, only) for name in pointers}
 
 
+def entry_function(tree: ast.Module, kernels: set[str]) -> str | None:
+    """A top-level function that runs a kernel of the paste (launches or calls it, or calls a
+    function that does), needs no argument, and that nothing in the paste calls or names: the
+    reporter's `def test_dot():` left for pytest, or a `main` whose call was cut off."""
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in kernels}
+    named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+    def needs_no_argument(node: ast.FunctionDef) -> bool:
+        arguments = node.args
+        return (
+            not arguments.posonlyargs
+            and len(arguments.defaults) == len(arguments.args)
+            and all(default is not None for default in arguments.kw_defaults)
+        )
+
+    def runs_kernel(node: ast.FunctionDef, seen: frozenset[str]) -> bool:
+        called = called_names(node)
+        if called & kernels or compiles_ahead_of_time(node):
+            return True
+        return any(runs_kernel(functions[c], seen | {c}) for c in called if c in functions and c not in seen)
+
+    for name, node in functions.items():
+        if decorator_names(node) or name in named or not needs_no_argument(node):
+            continue
+        if runs_kernel(node, frozenset({name})):
+            return name
+    return None
+
+
 def triton_completion(tree: ast.Module) -> Completion | None:
     kernels = [n for n in tree.body if isinstance(n, ast.FunctionDef) and "jit" in decorator_names(n)]
     if not kernels or compiles_ahead_of_time(tree):
@@ -274,7 +314,7 @@ def triton_completion(tree: ast.Module) -> Completion | None:
         "triton", entry.name, {**values, **given},
         pointers=pointer_dtypes(tree, [p for p in runtime if p in pointers]),
         scalars=tuple(p for p in scalars if p not in given),
-        missing=tuple(missing),
+        missing=tuple(missing), entry=entry_function(tree, {k.name for k in kernels}),
     )  # fmt: skip
 
 
@@ -294,12 +334,15 @@ def tilelang_completion(tree: ast.Module) -> Completion | None:
         return None
     used = {n.id for f in functions for n in ast.walk(f) if isinstance(n, ast.Name) and n.id != f.name}
     node = next((k for k in kernels if k.name not in used), kernels[0])
+    entry = entry_function(tree, {k.name for k in kernels})
     if "prim_func" in decorator_names(node):
-        return Completion("tilelang", node.name, call=False)
+        return Completion("tilelang", node.name, call=False, entry=entry)
     unread = unread_parameters(node)  # any value does: None, said
     names = [a.arg for a in node.args.args if a.arg not in unread]
     values, missing = parameter_values(node, names, module_constants(tree), {})
-    return Completion("tilelang", node.name, values, missing=tuple(missing), unread=tuple(unread))
+    return Completion(
+        "tilelang", node.name, values, missing=tuple(missing), unread=tuple(unread), entry=entry
+    )
 
 
 def completion_for(code: str, framework: str) -> Completion | None:

@@ -370,7 +370,7 @@ COMPLETE = {complete!r}
 
 
 def check_pasted(device: str):
-    printed = run_pasted(PASTED, device)
+    printed = run_pasted(PASTED, device, COMPLETE)
     if STATED is None:
         return {{}}, {{}}
     return judge_stated(printed, STATED)
@@ -498,6 +498,28 @@ def releases_and_dates(package: str, index: str, oldest: Version) -> tuple[list[
             spec = f"{package}=={f.version}"
             dates[spec] = min(dates.get(spec, f.uploaded), f.uploaded)
     return [f"{package}=={v}" for v in finals or released], dates
+
+
+def named_release(text: str, package: str, versions: list[str]) -> str | None:
+    """The release of `package` the reporter names ("Triton: 3.6.0", "triton==3.1.0", TileLang's
+    form's "What version of TileLang are you using? 0.1.8+cuda.git…"), where one of `versions`
+    is it: a build of a commit ("+cuda.git…", "+git…") counts as the release it was versioned
+    as, and "3.6" as 3.6.0, else the newest 3.6.x. None where the text names none of them."""
+    name = re.escape(package.split("-")[0])  # triton-xpu's reporters write "triton"
+    version = r"(\d+\.\d+(?:\.\d+)*(?:\.post\d+|(?:a|b|rc)\d+)?)"
+    between = r"[^\d\n]{0,40}(?:\n[^\d\n]{0,20}){0,2}?v?"  # "Triton: ", "==", a form's question
+    mention = re.compile(rf"\b{name}\b{between}{version}", re.I)
+    by_version = {Version(v.split("==")[1]): v for v in versions}
+    for found in mention.finditer(text):
+        named = Version(found.group(1))
+        if named in by_version:
+            return by_version[named]
+        parts = named.release
+        if len(parts) == 2:
+            within = [v for v in by_version if v.release[:2] == parts]
+            if within:
+                return by_version[max(within)]
+    return None
 
 
 @dataclass
@@ -650,6 +672,7 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
            index: str, framework: str, package: str | None) -> tuple[str, str]:  # fmt: skip
     """The first (target, release) where the draft shows the quoted error."""
     dates_of: dict[str, dict[str, dt.datetime]] = {}
+    said_named: set[str] = set()
     fallback: tuple[str, str] | None = None
     for target in targets:
         pkg = package_for(target, framework, package)
@@ -660,9 +683,15 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
         if not versions:
             continue
         at_date = [v for v in versions if v in dates_of[pkg] and dates_of[pkg][v] <= issue.created]
-        # An issue older than every release judged here (reported on a nightly, or before the
-        # oldest release kregress installs) shows, if anywhere, in the oldest one.
-        ends = list(dict.fromkeys([*(at_date[-1:] or versions[:1]), versions[-1]]))
+        # The release the reporter ran first, where the issue names one; then the one current when
+        # it was opened (an issue older than every release judged here, reported on a nightly or
+        # before the oldest release kregress installs, shows if anywhere in the oldest); the newest.
+        named = named_release(issue.body, pkg, versions)
+        if named is not None and named not in said_named:
+            said_named.add(named)
+            locator.summary.add(f"locate: the issue names {named}, the release its reporter ran: tried first")
+        first = [named] if named else []
+        ends = list(dict.fromkeys([*first, *(at_date[-1:] or versions[:1]), versions[-1]]))
         showing = [release for release in ends if locator.shows(locator.judge(target, release))]
         if showing and (locator.patterns or locator.stated or len(showing) < len(ends)):
             return target, showing[0]
