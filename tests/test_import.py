@@ -319,6 +319,19 @@ def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() ->
         "different value"
     )
     assert pattern and re.search(pattern, said)
+    # The missing attribute is the error: another object lacking another attribute is another bug.
+    pattern = error_pattern("AttributeError: 'Tuple' object has no attribute 'id'")
+    assert pattern and re.search(
+        pattern, "COMPILE_ERROR: CompilationError: 'Tuple' object has no attribute 'id'"
+    )
+    assert not re.search(
+        pattern, "RUNTIME_ERROR: AttributeError: 'InterpretedFunction' object has no attribute 'signature'"
+    )
+    assert not re.search(pattern, "AttributeError: 'Name' object has no attribute 'idx'")
+    # A KeyError's message is its key, quoted.
+    pattern = error_pattern("KeyError: 'key is not in Map'")
+    assert pattern and re.search(pattern, "COMPILE_ERROR: [default] KeyError: 'key is not in Map'")
+    assert not re.search(pattern, "COMPILE_ERROR: [default] KeyError: 'layout'")
     assert error_pattern(None) is None
 
 

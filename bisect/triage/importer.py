@@ -333,6 +333,14 @@ def error_pattern(error: str | None) -> str | None:
     raised = RAISED.match(error)
     if raised:
         name = raised.group(1).rsplit(".", 1)[-1]
+        # What is missing is the error itself: "object has no attribute" alone is any attribute
+        # missing anywhere (the interpreter's objects lack others); a KeyError's message is its key.
+        missing = re.search(r"has no attribute ['\"](\w+)['\"]", raised.group(2) or "")
+        if missing:
+            return rf"has no attribute ['\"]?{re.escape(missing.group(1))}\b"
+        key = re.fullmatch(r"\s*(['\"])([^'\"]{8,})\1\s*", raised.group(2) or "")
+        if name == "KeyError" and key:
+            return re.escape(key.group(2)[:60])
         words = words_before_what_varies(raised.group(2) or "")
         pattern = re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
         # Triton wraps frontend exceptions in a CompilationError that may show the message without
