@@ -51,11 +51,13 @@ def execute(
     source: str,
     then: Callable[[types.ModuleType], Any] | None = None,
     otherwise: Callable[[types.ModuleType, BaseException], Any] | None = None,
+    raised_below: Callable[[types.ModuleType, BaseException], Any] | None = None,
 ) -> Any:
     """Run the code as the main module of a script, as its reporter did: a module of its own stands
     in for __main__ while it runs (frontends that parse a kernel's source, as TileLang's does, look
     its names up through the function's module). `otherwise`: what follows a failure of the code's
-    own line, with what it defined until then (the module still standing in)."""
+    own line, with what it defined until then (the module still standing in); `raised_below`: what
+    follows one raised in what the code calls (it may raise the failure again)."""
     try:
         # dont_inherit: this module's `from __future__ import annotations` would otherwise turn the
         # paste's annotations into strings, and Triton 3.0/3.1's interpreter then misses that
@@ -74,6 +76,8 @@ def execute(
     except Exception as exc:
         if otherwise is not None and fails_in_own_code(path, exc) and not isinstance(exc, Launched):
             return otherwise(module, exc)
+        if raised_below is not None and not fails_in_own_code(path, exc) and not isinstance(exc, Launched):
+            return raised_below(module, exc)
         if not isinstance(exc, NameError):
             raise
         # a name the paste never binds anywhere (a line lost in the paste, a helper left out), or
@@ -259,9 +263,10 @@ def capture_first_launch(path: Path, complete: dict[str, Any] | None = None) -> 
     completing = lambda ran, exc: completed_after_own_failure(  # noqa: E731
         path, ran, complete, exc, completed_triton_kernel
     )
+    compiling = lambda ran, exc: compiled_after_triton_raised(path, ran, complete, exc)  # noqa: E731
     try:
         module = execute(
-            path, on_cpu(path.read_text()), lambda ran: call_entry(ran, complete), otherwise=completing
+            path, on_cpu(path.read_text()), lambda ran: call_entry(ran, complete), completing, compiling
         )
     except Launched as launched:
         kernel, args, kwargs = launched.kernel, launched.args, launched.kwargs
@@ -281,6 +286,19 @@ def capture_first_launch(path: Path, complete: dict[str, Any] | None = None) -> 
     options = {k: v for k, v in kwargs.items() if k in LAUNCH_OPTIONS and v is not None}
     arguments = dict(bound.arguments)
     return TritonKernel(kernel, args=lambda: arguments, configs=[options] if options else None)
+
+
+def compiled_after_triton_raised(
+    path: Path, ran: types.ModuleType, complete: dict[str, Any] | None, exc: BaseException
+) -> Any:
+    """Triton raised while the code ran, before it launched anything: a frontend or parser call of
+    the code's own (`run_parser(kernel)`) that a compile target never reaches as a launch. Where the
+    code defines the kernel the completion names, that kernel compiled as a triager compiles it:
+    the same frontend fails there if the compiler does. Otherwise the failure, as it was."""
+    defined = complete is not None and ran.__dict__.get(complete["function"]) is not None
+    if defined and complete and not complete["missing"] and raised_in_packages(exc, ("triton",)):
+        return completed_triton_kernel(path, ran, complete)
+    raise exc
 
 
 def lacking_values(path: Path, complete: dict[str, Any]) -> CaseError:

@@ -1140,6 +1140,40 @@ def test_a_function_that_runs_the_kernel_and_is_never_called_is_called_first(tmp
         assert done.returncode == 0 and printed in done.stdout, done.stdout + done.stderr
 
 
+PARSED_NOT_LAUNCHED = """import triton
+import triton.language as tl
+from triton._filecheck import run_parser
+
+
+@triton.jit
+def kernel():
+    vals: tl.constexpr = [a + b for a, b in ((1, 2), (3, 4))]
+    tl.static_assert(vals[0] == 3)
+
+
+run_parser(kernel)
+"""
+
+
+def test_a_compiler_failure_before_any_launch_is_judged_as_the_kernels_compile(tmp_path: Path) -> None:
+    """The code asks Triton's parser for its kernel (no launch): under 3.6 the frontend raises on
+    the comprehension's tuple target. For a compile target the kernel the code defines is then
+    compiled, where the same frontend fails: a verdict of the compile, not an ERROR of the capture."""
+    from triton.compiler.errors import CompilationError
+
+    from kregress.bisect.triage.complete import completion_for
+    from kregress.pasted import capture_first_launch
+
+    pasted = tmp_path / "pasted.py"
+    pasted.write_text(PARSED_NOT_LAUNCHED)
+    completion = completion_for(PARSED_NOT_LAUNCHED, "triton")
+    assert completion is not None and completion.function == "kernel" and not completion.missing
+    kernel = capture_first_launch(pasted, completion.as_data())
+    assert kernel.fn.__name__ == "kernel" and kernel.args() == {}
+    with pytest.raises(CompilationError, match="has no attribute 'id'"):
+        capture_first_launch(pasted)  # no completion: the failure as it was
+
+
 def test_code_failing_in_its_own_line_before_any_launch_is_completed_or_says_its_line(tmp_path: Path) -> None:
     """A paste that asks the kernel for what its release never had (`.asm` of a @triton.jit
     function, `get_kernel_source()` of a prim_func) fails in its own line before compiling anything:
