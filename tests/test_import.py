@@ -640,7 +640,7 @@ def import_saved(tmp_path: Path, url: str, saved: dict, *extra: str) -> tuple[in
         ("https://github.com/triton-lang/triton/issues/6200", FENCE_CUT_IN_COMMENT,
          "extract: 1 code block(s)"),
         ("https://github.com/triton-lang/triton/issues/6200", ERROR_IN_A_SENTENCE,
-         "locate: shows on cpu:interpreter under triton==3.2.0 (/(?:AttributeError|"),
+         "locate: shows on cpu:interpreter under triton==3.2.0 (/has no attribute ['\\\"]?get_int1_ty"),
         ("https://github.com/triton-lang/triton/issues/6200", LEFTOVER_IMPORTS,
          "repair: dropped the imports of icecream, einops: not installed here, and the code uses none"),
     ],
