@@ -131,7 +131,7 @@ def completed_after_own_failure(
     """The code failed in its own line before it launched or compiled anything: where it defined
     the kernel the completion names, that kernel, as a triager compiles it; otherwise the draft's
     ERROR, saying the line (never an AttributeError that reads as the driver lacking its kernel)."""
-    if complete and not complete["missing"] and ran.__dict__.get(complete["function"]) is not None:
+    if completable(ran, complete):
         return kernel(path, ran, complete)
     raise CaseError(own_error(path, exc)) from None
 
@@ -291,14 +291,22 @@ def capture_first_launch(path: Path, complete: dict[str, Any] | None = None) -> 
 def compiled_after_triton_raised(
     path: Path, ran: types.ModuleType, complete: dict[str, Any] | None, exc: BaseException
 ) -> Any:
-    """Triton raised while the code ran, before it launched anything: a frontend or parser call of
-    the code's own (`run_parser(kernel)`) that a compile target never reaches as a launch. Where the
-    code defines the kernel the completion names, that kernel compiled as a triager compiles it:
-    the same frontend fails there if the compiler does. Otherwise the failure, as it was."""
-    defined = complete is not None and ran.__dict__.get(complete["function"]) is not None
-    if defined and complete and not complete["missing"] and raised_in_packages(exc, ("triton",)):
-        return completed_triton_kernel(path, ran, complete)
+    """Triton's frontend failed to compile while the code ran, before it launched anything (a parser
+    call of the code's own, `run_parser(kernel)`), which a compile target never reaches as a launch:
+    the kernel the completion names, compiled as a triager compiles it, where the code defines it
+    (the same frontend runs there). Any other failure, raised as it was: Triton's API refusing the
+    code's use of it (`tl.cdiv` called outside a kernel) is the code's, not a compile."""
+    from triton.compiler.errors import CompilationError
+
+    if isinstance(exc, CompilationError) and completable(ran, complete):
+        return completed_triton_kernel(path, ran, complete)  # type: ignore[arg-type]
     raise exc
+
+
+def completable(ran: types.ModuleType, complete: dict[str, Any] | None) -> bool:
+    """Whether the completion can be carried out: it gives every value, and the code defined the
+    kernel it names."""
+    return bool(complete and not complete["missing"] and ran.__dict__.get(complete["function"]) is not None)
 
 
 def lacking_values(path: Path, complete: dict[str, Any]) -> CaseError:

@@ -39,16 +39,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Longest first: xdist's workers then end together, instead of one running the last long
-    test alone while the other waits (a run ended 25 s on one worker, judging a fixture corpus).
-    A slow test with no stored time counts as the longest (a new one is usually the slowest), a
-    fast one as the shortest; ties keep their order."""
+    """Longest first, so xdist's workers end together instead of one running the last long test
+    alone while the other waits (a run ended 25 s on one worker, judging a fixture corpus). Slow
+    tests one by one (a slow test with no stored time counts as the longest: a new one usually is);
+    fast tests by module, the module with the most stored seconds first and each module's tests in
+    their order, so a module's fixtures are set up once per worker, not again each time it comes back."""
     known = stored_durations()
 
     def seconds(item: pytest.Item) -> float:
         return known.get(item.nodeid, math.inf if item.get_closest_marker("slow") else 0.0)
 
-    items.sort(key=seconds, reverse=True)
+    slow = sorted((i for i in items if i.get_closest_marker("slow")), key=seconds, reverse=True)
+    fast = [i for i in items if not i.get_closest_marker("slow")]
+    per_module: dict[str, float] = {}
+    for item in fast:
+        per_module[item.nodeid.split("::")[0]] = per_module.get(item.nodeid.split("::")[0], 0.0) + seconds(
+            item
+        )
+    fast.sort(key=lambda item: per_module[item.nodeid.split("::")[0]], reverse=True)
+    items[:] = slow + fast
 
 
 class DurationStore:
@@ -116,9 +125,9 @@ def made_once_across_workers(
     folder stays until the run ends)."""
     from filelock import FileLock
 
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        return make(tmp_path_factory.mktemp(name))
-    kept = tmp_path_factory.getbasetemp().parent / f"{name}.json"  # the run's, above each worker's
+    basetemp = tmp_path_factory.getbasetemp()
+    run_folder = basetemp.parent if "PYTEST_XDIST_WORKER" in os.environ else basetemp  # the run's
+    kept = run_folder / f"{name}.json"
     with FileLock(str(kept) + ".lock"):
         if kept.exists():
             return json.loads(kept.read_text())

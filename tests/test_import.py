@@ -332,6 +332,9 @@ def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() ->
     pattern = error_pattern("KeyError: 'key is not in Map'")
     assert pattern and re.search(pattern, "COMPILE_ERROR: [default] KeyError: 'key is not in Map'")
     assert not re.search(pattern, "COMPILE_ERROR: [default] KeyError: 'layout'")
+    pattern = error_pattern("KeyError: 'BLOCK_SIZE_K'")  # a name: only as the KeyError shows it
+    assert pattern and re.search(pattern, "RUNTIME_ERROR: KeyError: 'BLOCK_SIZE_K'")
+    assert not re.search(pattern, "CompilationError: at 3:4: acc = tl.zeros((BLOCK_SIZE_K, 16)) ValueError")
     assert error_pattern(None) is None
 
 
@@ -828,7 +831,7 @@ def test_the_release_the_reporter_names_is_tried_first(tmp_path: Path, one_relea
         done = run_import(tmp_path, fake, one_release_index, url, "--no-reduce")
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
-    assert "locate: the issue names tinycc==0.2, the release its reporter ran: tried first" in said
+    assert "locate: the issue names tinycc==0.2 (the first release it names): tried first" in said
     assert "locate: shows on cpu:interpreter under tinycc==0.2" in said
     assert "bisect: shows from tinycc==0.2 … tinycc==0.2; first fixed tinycc==0.3" in said, said
 
@@ -846,6 +849,7 @@ def test_a_release_is_named_by_its_package_and_version_as_reporters_write_them()
     assert named_release("I run triton on 3 GPUs", "triton", triton) is None  # a count, not a version
     assert named_release("torch 2.7.0, triton 3.12.0", "triton", triton) is None  # no such release here
     assert named_release("tilelang 0.1.8", "triton", triton) is None  # another package's
+    assert named_release("import triton\nimport torch\nx = 3.3", "triton", triton) is None  # code lines
 
 
 # A release built against a runtime this machine lacks: it cannot run the code, so it tells nothing.
@@ -1125,6 +1129,8 @@ def test_a_function_that_runs_the_kernel_and_is_never_called_is_called_first(tmp
     called = completion_for(LEFT_FOR_PYTEST + "\n\ntest_double()\n", "triton")
     needs_one = completion_for(LEFT_FOR_PYTEST.replace("test_double(n=16)", "test_double(n)"), "triton")
     assert called is not None and called.entry is None and needs_one is not None and needs_one.entry is None
+    launches_itself = completion_for(LEFT_FOR_PYTEST + "\n\nlaunch(torch.ones(16))\n", "triton")
+    assert launches_itself is not None and launches_itself.entry is None  # its own run is the one judged
     pasted = tmp_path / "pasted.py"
     pasted.write_text(LEFT_FOR_PYTEST)
     kernel = capture_first_launch(pasted, completion.as_data())
@@ -1172,6 +1178,14 @@ def test_a_compiler_failure_before_any_launch_is_judged_as_the_kernels_compile(t
     assert kernel.fn.__name__ == "kernel" and kernel.args() == {}
     with pytest.raises(CompilationError, match="has no attribute 'id'"):
         capture_first_launch(pasted)  # no completion: the failure as it was
+    # Triton's API refusing the code's use of it is the code's failure, never a compile in its place
+    misused = PARSED_NOT_LAUNCHED.replace(
+        "run_parser(kernel)", "blocks = tl.cdiv(64, 16)\nrun_parser(kernel)"
+    )
+    pasted.write_text(misused)
+    with pytest.raises(Exception, match="outside of the scope of a kernel") as raised:
+        capture_first_launch(pasted, completion_for(misused, "triton").as_data())  # type: ignore[union-attr]
+    assert not isinstance(raised.value, CompilationError)
 
 
 def test_code_failing_in_its_own_line_before_any_launch_is_completed_or_says_its_line(tmp_path: Path) -> None:

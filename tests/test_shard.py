@@ -36,6 +36,7 @@ def test_two_shards_judge_every_item_once(tmp_path: Path) -> None:
     assert all(shard_of(case, 2) == 1 for case in by_case)
     # and a shard judges what it collected, nothing else (the smaller one, to keep this short)
     run = run_corpus(tmp_path / "2of2", *CASES, args=("--target", "cuda:sm_90", "--shard", "2/2"))
+    assert run.document, run.output[-2000:]
     judged = {f"corpus/{i['case']}/case.toml::{i['nodeid'].split('::')[-1]}" for i in run.document["items"]}
     assert judged == second, run.output[-2000:]
 

@@ -266,10 +266,24 @@ def pointer_dtypes(tree: ast.Module, pointers: list[str]) -> dict[str, str]:
 
 def entry_function(tree: ast.Module, kernels: set[str]) -> str | None:
     """A top-level function that runs a kernel of the paste (launches or calls it, or calls a
-    function that does), needs no argument, and that nothing in the paste calls or names: the
-    reporter's `def test_dot():` left for pytest, or a `main` whose call was cut off."""
+    function that does), needs no argument, and that nothing in the paste calls or names, where the
+    paste's own top-level code runs no kernel: the reporter's `def test_dot():` left for pytest, or a
+    `main` whose call was cut off. The first such, in the paste's order."""
     functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in kernels}
     named = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    running = set(kernels)  # what runs a kernel: the kernels, then each function calling one of them
+    grew = True
+    while grew:
+        grew = False
+        for name, node in functions.items():
+            if name not in running and called_names(node) & running:
+                running.add(name)
+                grew = True
+    top_level = [
+        n for n in tree.body if not isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    if any(called_names(statement) & running for statement in top_level):
+        return None  # the code runs a kernel itself: nothing to complete
 
     def needs_no_argument(node: ast.FunctionDef) -> bool:
         arguments = node.args
@@ -279,18 +293,14 @@ def entry_function(tree: ast.Module, kernels: set[str]) -> str | None:
             and all(default is not None for default in arguments.kw_defaults)
         )
 
-    def runs_kernel(node: ast.FunctionDef, seen: frozenset[str]) -> bool:
-        called = called_names(node)
-        if called & kernels or compiles_ahead_of_time(node):
-            return True
-        return any(runs_kernel(functions[c], seen | {c}) for c in called if c in functions and c not in seen)
-
-    for name, node in functions.items():
-        if decorator_names(node) or name in named or not needs_no_argument(node):
-            continue
-        if runs_kernel(node, frozenset({name})):
-            return name
-    return None
+    return next(
+        (
+            name
+            for name, node in functions.items()
+            if name in running and name not in named and not decorator_names(node) and needs_no_argument(node)
+        ),
+        None,
+    )
 
 
 def triton_completion(tree: ast.Module) -> Completion | None:

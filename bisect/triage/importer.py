@@ -339,8 +339,10 @@ def error_pattern(error: str | None) -> str | None:
         if missing:
             return rf"has no attribute ['\"]?{re.escape(missing.group(1))}\b"
         key = re.fullmatch(r"\s*(['\"])([^'\"]{8,})\1\s*", raised.group(2) or "")
-        if name == "KeyError" and key:
-            return re.escape(key.group(2)[:60])
+        if (
+            name == "KeyError" and key
+        ):  # the key as a KeyError shows it, quoted (a bare name is in any source)
+            return rf"KeyError\W+['\"]{re.escape(key.group(2)[:60])}"
         words = words_before_what_varies(raised.group(2) or "")
         pattern = re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
         # Triton wraps frontend exceptions in a CompilationError that may show the message without
@@ -515,7 +517,9 @@ def named_release(text: str, package: str, versions: list[str]) -> str | None:
     as, and "3.6" as 3.6.0, else the newest 3.6.x. None where the text names none of them."""
     name = re.escape(package.split("-")[0])  # triton-xpu's reporters write "triton"
     version = r"(\d+\.\d+(?:\.\d+)*(?:\.post\d+|(?:a|b|rc)\d+)?)"
-    between = r"[^\d\n]{0,40}(?:\n[^\d\n]{0,20}){0,2}?v?"  # "Triton: ", "==", a form's question
+    # "Triton: ", "==", " version", or a line that ends in "?" or ":" and the version on a line below
+    # (a form's question); never across lines of code ("import triton\nx = 3.0")
+    between = r"[^\d\n]{0,40}?(?:[?:][ \t]*(?:\n[ \t]*){1,3})?v?"
     mention = re.compile(rf"\b{name}\b{between}{version}", re.I)
     by_version = {Version(v.split("==")[1]): v for v in versions}
     for found in mention.finditer(text):
@@ -697,7 +701,7 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
         named = named_release(issue.body, pkg, versions)
         if named is not None and named not in said_named:
             said_named.add(named)
-            locator.summary.add(f"locate: the issue names {named}, the release its reporter ran: tried first")
+            locator.summary.add(f"locate: the issue names {named} (the first release it names): tried first")
         first = [named] if named else []
         ends = list(dict.fromkeys([*first, *(at_date[-1:] or versions[:1]), versions[-1]]))
         showing = [release for release in ends if locator.shows(locator.judge(target, release))]
