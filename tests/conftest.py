@@ -120,9 +120,9 @@ def made_once_across_workers(
     tmp_path_factory: pytest.TempPathFactory, name: str, make: Callable[[Path], dict]
 ) -> dict:
     """What `make` returns for a folder of its own, made once per test run however many xdist
-    workers take the tests that need it (each would otherwise make it again): the first worker
-    makes it under a lock in the run's shared temporary folder, the others read what it kept (the
-    folder stays until the run ends)."""
+    workers take the tests that need it, or however often a module's fixture is set up again: the
+    first to ask makes it under a lock in the run's temporary folder (above each worker's), the
+    others read what it kept (the folder stays until the run ends)."""
     from filelock import FileLock
 
     basetemp = tmp_path_factory.getbasetemp()
