@@ -74,10 +74,12 @@ def execute(
         if then is not None:  # what follows the run, with the module still standing in for __main__
             return then(module)
     except Exception as exc:
-        if otherwise is not None and fails_in_own_code(path, exc) and not isinstance(exc, Launched):
-            return otherwise(module, exc)
-        if raised_below is not None and not fails_in_own_code(path, exc) and not isinstance(exc, Launched):
-            return raised_below(module, exc)
+        own = fails_in_own_code(path, exc)
+        if not isinstance(exc, Launched):
+            if own and otherwise is not None:
+                return otherwise(module, exc)
+            if not own and raised_below is not None:
+                return raised_below(module, exc)
         if not isinstance(exc, NameError):
             raise
         # a name the paste never binds anywhere (a line lost in the paste, a helper left out), or
@@ -85,7 +87,7 @@ def execute(
         # error. A name it does bind that a function body cannot find (an interpreter that runs a
         # kernel body in the wrong scope) or one raised inside the compiler is the compiler's.
         at_top = traceback.extract_tb(exc.__traceback__)[-1].name == "<module>"
-        if fails_in_own_code(path, exc) and (at_top or exc.name not in bound_names(ast.parse(source))):
+        if own and (at_top or exc.name not in bound_names(ast.parse(source))):
             raise CaseError(own_error(path, exc)) from None
         raise
     finally:

@@ -51,12 +51,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     slow = sorted((i for i in items if i.get_closest_marker("slow")), key=seconds, reverse=True)
     fast = [i for i in items if not i.get_closest_marker("slow")]
+
+    def module(item: pytest.Item) -> str:
+        return item.nodeid.split("::")[0]
+
     per_module: dict[str, float] = {}
     for item in fast:
-        per_module[item.nodeid.split("::")[0]] = per_module.get(item.nodeid.split("::")[0], 0.0) + seconds(
-            item
-        )
-    fast.sort(key=lambda item: per_module[item.nodeid.split("::")[0]], reverse=True)
+        per_module[module(item)] = per_module.get(module(item), 0.0) + seconds(item)
+    fast.sort(key=lambda item: per_module[module(item)], reverse=True)
     items[:] = slow + fast
 
 

@@ -65,8 +65,6 @@ IN_PROSE = re.compile(rf"(?<![\w.])({EXCEPTION_NAME}:\s*\S.*?)(?:[.,;]?\s*$|\.\s
 COMPILER_ERROR = re.compile(r"^.*?\berror\s*:\s*(.+)$", re.I)  # ptxas spaces it: "error   : "
 # A C/C++ assertion as glibc prints it before the abort: "...: Assertion `cond' failed."
 ASSERTION = re.compile(r"Assertion [`'](.+?)' failed")
-
-
 MISMATCH = re.compile(r"(Mismatched elements[^\n]*|Tensor-likes are not close[^\n]*|not close[^\n]*)")
 ORDER = ("cpu:interpreter", "cuda:sm_90", "cuda:sm_80", "hip:gfx942", "xpu:pvc", "xpu:dg2")
 WORDS = {  # what in an issue's text or labels points at a target
@@ -339,9 +337,7 @@ def error_pattern(error: str | None) -> str | None:
         if missing:
             return rf"has no attribute ['\"]?{re.escape(missing.group(1))}\b"
         key = re.fullmatch(r"\s*(['\"])([^'\"]{8,})\1\s*", raised.group(2) or "")
-        if (
-            name == "KeyError" and key
-        ):  # the key as a KeyError shows it, quoted (a bare name is in any source)
+        if name == "KeyError" and key:  # the key as a KeyError shows it, quoted: a bare name is in any source
             return rf"KeyError\W+['\"]{re.escape(key.group(2)[:60])}"
         words = words_before_what_varies(raised.group(2) or "")
         pattern = re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
