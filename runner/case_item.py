@@ -19,7 +19,7 @@ from kregress.errors import KregressError
 from kregress.item import judge_item, with_machine_tools
 from kregress.job_durations import watchdog_timeout
 from kregress.jobs import DEFAULT_TIMEOUT, Interpreter, Job, JobOutcome, run_job
-from kregress.judge import Outcome, Verdict
+from kregress.judge import Outcome, Verdict, diagnostics_of_failure
 from kregress.kinds import Expectation
 from kregress.manifest import Case
 from kregress.matrix import Target
@@ -116,6 +116,7 @@ class CaseItem(pytest.Item):
             known_bad=judged.known_bad.link if judged.known_bad else None,
             device=state(self.config).device if self.target.kind == "device" else None,
             code={c.label: c.code for c in outcome.configs if c.code} or None,
+            diagnostics=diagnostics_of_failure(verdict, outcome),
         )
         self.user_properties.append(("kregress", json.dumps(self.outcome_record)))  # for JUnit XML
         if verdict.outcome == Outcome.ERROR:

@@ -157,11 +157,13 @@ class JobOutcome:
     log_tail: str = ""
     returncode: int | None = None
     seconds: float = 0.0
+    diagnostics: str = ""  # the compiler's diagnostic lines among all the child printed
 
     @classmethod
     def from_result(
-        cls, result: dict[str, Any], folder: Path, log_tail: str, returncode: int | None, seconds: float
-    ) -> JobOutcome:
+        cls, result: dict[str, Any], folder: Path, log_tail: str, returncode: int | None, seconds: float,
+        diagnostics: str = "",
+    ) -> JobOutcome:  # fmt: skip
         measured = dict(result.get("measured") or {})
         return cls(
             JobStatus(result["status"]),
@@ -175,6 +177,7 @@ class JobOutcome:
             log_tail,
             returncode,
             seconds,
+            diagnostics,
         )
 
 
@@ -185,6 +188,21 @@ def versions_left(folder: Path) -> dict[str, str]:
     except (OSError, ValueError):
         return {}
     return {str(k): str(v) for k, v in versions.items()} if isinstance(versions, dict) else {}
+
+
+# A compiler's own diagnostics among what its child printed: MLIR's "error:", an LLVM ERROR, a failed
+# assertion, TVM's "Check failed". Printed, not raised (the exception says "PassManager::run failed"),
+# and what a reporter quotes. The first are the cause, the last what stopped the child.
+DIAGNOSTIC = re.compile(r"error|assert|check failed|abort|fatal|failed|exception|what\(\)", re.I)
+DIAGNOSTIC_LINES, DIAGNOSTIC_CHARS = 6, 300
+
+
+def diagnostics(text: str) -> str:
+    found = [line.strip()[:DIAGNOSTIC_CHARS] for line in text.splitlines() if DIAGNOSTIC.search(line)]
+    kept = (
+        found if len(found) <= 2 * DIAGNOSTIC_LINES else found[:DIAGNOSTIC_LINES] + found[-DIAGNOSTIC_LINES:]
+    )
+    return "\n".join(kept)
 
 
 def tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
@@ -388,19 +406,19 @@ def run_job(
         started = time.perf_counter()
         returncode = run_in_fresh_interpreter(interpreter.python, job_file, env, log_path, timeout)
     seconds = time.perf_counter() - started
-    log_tail = tail(log_path.read_text(errors="replace")) if log_path.exists() else ""
+    printed = log_path.read_text(errors="replace") if log_path.exists() else ""
+    log_tail, said = tail(printed), diagnostics(printed)
     result_path = folder / "result.json"
     if returncode is None:
         reason = f"no result after {timeout:g} s{f' ({why_timeout})' if why_timeout else ''}; killed"
-        written = log_path.read_text(errors="replace") if log_path.exists() else ""
-        where = last_frame(written, job.repro.parent)
+        where = last_frame(printed, job.repro.parent)
         reason += f"; it was at {where} (its stacks are in the log)" if where else ""
         return JobOutcome(JobStatus.TIMEOUT, reason, toolchain=versions_left(folder), folder=folder,
-                          log_tail=log_tail, seconds=seconds)  # fmt: skip
+                          log_tail=log_tail, seconds=seconds, diagnostics=said)  # fmt: skip
     if returncode != 0 or not result_path.exists():
         how = describe_exit(returncode) + ("" if returncode != 0 else " without writing a result")
         return JobOutcome(JobStatus.CRASH, f"child process {how}", toolchain=versions_left(folder),
                           folder=folder, log_tail=log_tail, returncode=returncode,
-                          seconds=seconds)  # fmt: skip
+                          seconds=seconds, diagnostics=said)  # fmt: skip
     result = json.loads(result_path.read_text())
-    return JobOutcome.from_result(result, folder, log_tail, returncode, seconds)
+    return JobOutcome.from_result(result, folder, log_tail, returncode, seconds, said)

@@ -54,6 +54,12 @@ class Verdict:
         return cls(Outcome.ERROR, reason, detail=detail)
 
 
+def diagnostics_of_failure(verdict: Verdict, outcome: JobOutcome) -> str | None:
+    """The compiler's diagnostics where the item failed (kept with known_bad too): its exception
+    does not carry them."""
+    return outcome.diagnostics or None if verdict.outcome in (Outcome.FAIL, Outcome.XFAIL) else None
+
+
 def failure_kind_of(error_type: str | None) -> str:
     return "OUT_OF_RESOURCES" if error_type and "OutOfResources" in error_type else "COMPILE_ERROR"
 

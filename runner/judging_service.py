@@ -77,6 +77,7 @@ class Observation:
         measured: dict[str, Any] | None = None,
         code: dict[str, dict[str, dict[str, str]]] | None = None,
         versions: dict[str, str] | None = None,
+        diagnostics: dict[str, str] | None = None,
         case: str = "",
         installed: dict[str, str] | None = None,
     ) -> Observation:
@@ -85,8 +86,9 @@ class Observation:
         for name, outcome in outcomes.items():
             expectation, _, target = name.removesuffix("]").rpartition("[")
             fields: dict[str, Any] = {"outcome": outcome, "toolchain": versions or None}
-            for field_name, values in (("failure_kind", failure_kinds), ("message", messages),
-                                       ("measured", measured), ("code", code)):  # fmt: skip
+            given_fields = (("failure_kind", failure_kinds), ("message", messages), ("measured", measured),
+                            ("code", code), ("diagnostics", diagnostics))  # fmt: skip
+            for field_name, values in given_fields:
                 if values and values.get(name) is not None:
                     fields[field_name] = values[name]
             given = {k: v for k, v in fields.items() if v is not None}

@@ -38,6 +38,10 @@ class ItemRecord(BaseModel):
     duration: float | None = None
     attempts: list[Outcome] | None = None  # every outcome when judged more than once in a run
     code: dict[str, dict[str, str]] | None = None  # config -> stage -> digest of generated code
+    # A failure's diagnostic lines among what the child printed (kregress.jobs.diagnostics): MLIR's
+    # "error:", an LLVM ERROR, a failed assertion go to stderr, not into the exception the message
+    # shows, and they are what a reporter quotes.
+    diagnostics: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         """The fields that were given, as JSON values (a record read back equals what was written)."""

@@ -335,6 +335,15 @@ def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() ->
     pattern = error_pattern("KeyError: 'BLOCK_SIZE_K'")  # a name: only as the KeyError shows it
     assert pattern and re.search(pattern, "RUNTIME_ERROR: KeyError: 'BLOCK_SIZE_K'")
     assert not re.search(pattern, "CompilationError: at 3:4: acc = tl.zeros((BLOCK_SIZE_K, 16)) ValueError")
+    # MLIR names the operation first, in quotes: the op and what failed are the error.
+    pattern = error_pattern("error: 'tt.atomic_rmw' op failed to verify that ptr type matches value type")
+    assert pattern and re.search(
+        pattern, "x.py:12:21: error: 'tt.atomic_rmw' op failed to verify that ptr type matches value type"
+    )
+    assert not re.search(pattern, "x.py:3:4: error: 'tt.load' op failed to verify that ptr type matches")
+    # A message that starts with what varies is matched by its longest run of fixed words.
+    pattern = error_pattern("error: 128 bytes of shared memory exceed what the layout allows")
+    assert pattern and re.search(pattern, "error: 96 bytes of shared memory exceed what the layout allows")
     assert error_pattern(None) is None
 
 
@@ -836,6 +845,56 @@ def test_the_release_the_reporter_names_is_tried_first(tmp_path: Path, one_relea
     assert "bisect: shows from tinycc==0.2 … tinycc==0.2; first fixed tinycc==0.3" in said, said
 
 
+# A release whose scale fails as an MLIR pass does: the diagnostic printed on stderr, the exception
+# saying only that the pass manager failed.
+PRINTS_ITS_ERROR = """import os
+def scale(x):
+    os.write(2, b"scale.py:3:4: error: 'tiny.scale' op failed to verify that operand type matches result\\n")
+    raise RuntimeError("PassManager::run failed")
+"""
+PRINTED_HISTORY = [
+    Step("Initial compiler", GOOD, release="0.1"),
+    Step("Verify scale's types", PRINTS_ITS_ERROR, release="0.2"),
+    Step("Fix scale's verifier (#52)", GOOD, release="0.3"),
+]
+
+PRINTED_ERROR_ISSUE = """On tinycc 0.2 (pip) `tinycc.scale` stops:
+
+```python
+import numpy as np
+import tinycc
+
+print(tinycc.scale(np.arange(4.0)))
+```
+
+```
+scale.py:3:4: error: 'tiny.scale' op failed to verify that operand type matches result
+```
+"""
+
+
+@pytest.fixture(scope="module")
+def printed_error_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from index_of_releases(tmp_path_factory, "tinycc-printed", PRINTED_HISTORY)
+
+
+@pytest.mark.slow  # builds an environment per release judged
+def test_an_error_the_compiler_prints_and_does_not_raise_is_the_quoted_one(
+    tmp_path: Path, printed_error_index: str
+) -> None:
+    """MLIR prints its diagnostic and raises only "PassManager::run failed": the quote is found in
+    what the child printed, kept in the record, and verify holds the bad end to it."""
+    with serving() as fake:
+        url = opened(fake, 13, PRINTED_ERROR_ISSUE)
+        done = run_import(tmp_path, fake, printed_error_index, url, "--no-reduce")
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "locate: shows on cpu:interpreter under tinycc==0.2" in said
+    assert "bisect: shows from tinycc==0.2 … tinycc==0.2; first fixed tinycc==0.3" in said, said
+    manifest = tomllib.loads((tmp_path / "corpus" / "tinycc_13_draft" / "case.toml").read_text())
+    assert "tiny" in manifest["reproduce"]["fails_with"] and "verify: PROVEN" in said
+
+
 def test_a_release_is_named_by_its_package_and_version_as_reporters_write_them() -> None:
     triton = [f"triton=={v}" for v in ("3.0.0", "3.3.0", "3.3.1", "3.6.0", "3.7.0")]
     tilelang = [f"tilelang=={v}" for v in ("0.1.6.post2", "0.1.7", "0.1.8", "0.1.9")]
@@ -1037,6 +1096,44 @@ def test_a_kernel_never_launched_is_completed_with_what_its_body_and_the_paste_i
     # Without the constant, BLOCK has no value: named, never guessed.
     bare = completion_for(code.replace("BLOCK = 128\n", ""), "triton")
     assert bare is not None and bare.missing == ("BLOCK",) and "no value for BLOCK" in bare.said()
+
+
+LAUNCHED_ON_A_GPU = """```python
+import torch
+import triton
+import triton.language as tl
+
+@triton.jit
+def bump(x_ptr, stride, ROWS: tl.constexpr, COLS: tl.constexpr = 8):
+    offsets = tl.arange(0, ROWS)[:, None] * stride + tl.arange(0, COLS)[None, :]
+    tl.store(x_ptr + offsets, tl.load(x_ptr + offsets) + 1)
+
+if __name__ == "__main__":
+    rows, cols = 2, 4
+    x = torch.ones((rows, cols), dtype=torch.float64, device="cuda")
+    bump[(1,)](x_ptr=x, stride=x.stride(0), ROWS=rows, COLS=cols)
+```
+"""
+
+
+def test_a_launch_that_cannot_run_here_gives_the_kernel_the_values_it_was_launched_with() -> None:
+    """The launch's tensors are on a GPU, so the kernel is compiled instead: with what the reporter
+    launched it with (keywords naming the script's constants, in its main block), a default
+    overridden, and each pointer typed as the tensor passed for it."""
+    from kregress.bisect.triage.complete import completion_for
+
+    code = extract(issue(LAUNCHED_ON_A_GPU, "bump fails")).code
+    completion = completion_for(code, "triton")
+    assert completion is not None and completion.function == "bump"
+    assert completion.values == {"ROWS": 2, "COLS": 4} and not completion.missing
+    assert completion.pointers == {"x_ptr": "float64"} and completion.scalars == ("stride",)
+    # Launched positionally from a function, with its own constants.
+    inside = code.replace(
+        'if __name__ == "__main__":\n    rows, cols = 2, 4', "def main():\n    rows = 2\n    cols = rows"
+    ).replace("bump[(1,)](x_ptr=x, stride=x.stride(0), ROWS=rows, COLS=cols)", "bump[(1,)](x, 4, rows, cols)")
+    completion = completion_for(inside, "triton")
+    assert completion is not None and completion.values == {"ROWS": 2, "COLS": 2, "stride": 4}
+    assert completion.scalars == () and not completion.missing
 
 
 def test_a_tilelang_factory_never_called_is_called_with_the_values_the_paste_gives() -> None:

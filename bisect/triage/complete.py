@@ -15,6 +15,7 @@ an ERROR of the draft saying so.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -103,15 +104,105 @@ def literal(node: ast.AST | None) -> tuple[bool, Any]:
         return False, None
 
 
-def module_constants(tree: ast.Module) -> dict[str, Any]:
-    """Names the module binds once to a literal (`BLOCK = 128`, `dtype = "float16"`)."""
-    constants: dict[str, Any] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            ok, value = literal(node.value)
+def main_block(node: ast.stmt) -> bool:
+    """`if __name__ == "__main__":`, whose body is the script's own top level."""
+    return isinstance(node, ast.If) and ast.unparse(node.test).replace("'", '"') == '__name__ == "__main__"'
+
+
+def module_statements(tree: ast.Module) -> list[ast.stmt]:
+    """The statements a script runs at its top level: the module's, and its main block's."""
+    return [s for node in tree.body for s in (node.body if main_block(node) else [node])]
+
+
+def bound_literals(statements: list[ast.stmt], known: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Names the statements bind to a literal (`BLOCK = 128`, `dtype = "float16"`, `M, N = 64, 32`), or
+    to a name already bound so (`n = BLOCK`)."""
+    constants: dict[str, Any] = dict(known or {})
+    for node in statements:
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        pairs = (
+            list(zip(target.elts, value.elts, strict=True))
+            if isinstance(target, ast.Tuple)
+            and isinstance(value, ast.Tuple)
+            and len(target.elts) == len(value.elts)
+            else [(target, value)]
+        )
+        for name, expression in pairs:
+            if not isinstance(name, ast.Name):
+                continue
+            ok, found = literal(expression)
+            if not ok and isinstance(expression, ast.Name) and expression.id in constants:
+                ok, found = True, constants[expression.id]
             if ok:
-                constants[node.targets[0].id] = value
+                constants[name.id] = found
     return constants
+
+
+def module_constants(tree: ast.Module) -> dict[str, Any]:
+    """Names the script binds to a literal at its top level or in its main block."""
+    return bound_literals(module_statements(tree))
+
+
+def walk_scope(node: ast.AST) -> Iterator[ast.AST]:
+    """`ast.walk` that stays in one scope: a function defined in it has its own names."""
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+        return
+    yield node
+    for child in ast.iter_child_nodes(node):
+        yield from walk_scope(child)
+
+
+def launch_arguments(tree: ast.Module, kernel: ast.FunctionDef) -> dict[str, tuple[ast.expr, dict[str, Any]]]:
+    """What the paste's launches of the kernel (`kernel[grid](x, N=N)`) pass for each parameter, the
+    first launch's first, with the literals bound where that launch is."""
+    parameters = [a.arg for a in kernel.args.args]
+    module = module_constants(tree)
+    scopes = [(module_statements(tree), module)] + [
+        (node.body, bound_literals(node.body, module))
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node is not kernel
+    ]
+    passed: dict[str, tuple[ast.expr, dict[str, Any]]] = {}
+    for statements, constants in scopes:
+        for call in (c for statement in statements for c in walk_scope(statement)):
+            launched = (
+                call.func.value
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript)
+                else None
+            )
+            if isinstance(launched, ast.Name) and launched.id == kernel.name:
+                given = [
+                    *zip(parameters, call.args, strict=False),
+                    *((k.arg, k.value) for k in call.keywords),
+                ]
+                for name, expression in given:
+                    if name in parameters:
+                        passed.setdefault(name, (expression, constants))
+    return passed
+
+
+def launch_values(tree: ast.Module, kernel: ast.FunctionDef) -> dict[str, Any]:
+    """The values the reporter launched the kernel with, where each is a literal or a name bound to
+    one (the launch itself may not run here: its tensors are on a GPU)."""
+    values: dict[str, Any] = {}
+    for name, (expression, constants) in launch_arguments(tree, kernel).items():
+        ok, found = literal(expression)
+        if not ok and isinstance(expression, ast.Name) and expression.id in constants:
+            ok, found = True, constants[expression.id]
+        if ok:
+            values[name] = found
+    return values
+
+
+def launched_tensors(tree: ast.Module, kernel: ast.FunctionDef) -> dict[str, str]:
+    """Each parameter the launch passes a name for (`x_ptr=x`): that name."""
+    return {
+        name: expression.id
+        for name, (expression, _) in launch_arguments(tree, kernel).items()
+        if isinstance(expression, ast.Name)
+    }
 
 
 def asserted_values(node: ast.FunctionDef) -> dict[str, Any]:
@@ -154,17 +245,25 @@ def unread_parameters(node: ast.FunctionDef) -> list[str]:
 
 
 def parameter_values(
-    node: ast.FunctionDef, wanted: list[str], constants: dict[str, Any], configs: dict[str, Any]
+    node: ast.FunctionDef,
+    wanted: list[str],
+    constants: dict[str, Any],
+    configs: dict[str, Any],
+    launched: dict[str, Any] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
-    """Each wanted parameter's value: its default, else an autotune config's, else what the
-    function asserts it is, else a module constant of its name; the rest are missing."""
+    """Each wanted parameter's value: what the paste launches it with, else its default, else an
+    autotune config's, else what the function asserts it is, else a module constant of its name;
+    the rest are missing."""
     args = [a.arg for a in node.args.args]
     defaults = dict(zip(args[len(args) - len(node.args.defaults) :], node.args.defaults, strict=True))
     asserted = asserted_values(node)
+    launched = launched or {}
     values, missing = {}, []
     for name in wanted:
         ok, value = literal(defaults.get(name)) if name in defaults else (False, None)
-        if ok:
+        if name in launched:
+            values[name] = launched[name]
+        elif ok:
             values[name] = value
         elif name in configs:
             values[name] = configs[name]
@@ -249,19 +348,22 @@ def torch_dtype(node: ast.AST) -> str | None:
     return None
 
 
-def pointer_dtypes(tree: ast.Module, pointers: list[str]) -> dict[str, str]:
-    """Each pointer's element type as the paste implies it: the dtype of a module-level tensor of
-    the same name (`src = torch.randn(..., dtype=torch.bfloat16)`), else the one torch dtype the
-    paste names, else float32."""
+def pointer_dtypes(
+    tree: ast.Module, pointers: list[str], passed: dict[str, str] | None = None
+) -> dict[str, str]:
+    """Each pointer's element type as the paste implies it: the dtype of the script's tensor the
+    launch passes for it, or of the same name (`src = torch.randn(..., dtype=torch.bfloat16)`), else
+    the one torch dtype the paste names, else float32."""
     own: dict[str, str] = {}
-    for node in tree.body:
+    for node in module_statements(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             named = [d for n in ast.walk(node.value) if (d := torch_dtype(n))]
             if named:
                 own[node.targets[0].id] = named[0]
     anywhere = {d for n in ast.walk(tree) if (d := torch_dtype(n))}
     only = anywhere.pop() if len(anywhere) == 1 else "float32"
-    return {name: own.get(name, only) for name in pointers}
+    passed = passed or {}
+    return {name: own.get(passed.get(name, name), own.get(name, only)) for name in pointers}
 
 
 def entry_function(tree: ast.Module, kernels: set[str]) -> str | None:
@@ -317,12 +419,18 @@ def triton_completion(tree: ast.Module) -> Completion | None:
     runtime = [a.arg for a in entry.args.args if a.arg not in constexprs]
     pointers = pointer_parameters(entry)
     constants = module_constants(tree)
-    values, missing = parameter_values(entry, constexprs, constants, first_autotune_config(entry))
+    launched = launch_values(tree, entry)
+    values, missing = parameter_values(entry, constexprs, constants, first_autotune_config(entry), launched)
     scalars = [p for p in runtime if p not in pointers]
-    given = {p: constants[p] for p in scalars if isinstance(constants.get(p), int | float)}
+    known = {**constants, **launched}
+    given = {
+        p: known[p]
+        for p in scalars
+        if isinstance(known.get(p), int | float) and not isinstance(known[p], bool)
+    }
     return Completion(
         "triton", entry.name, {**values, **given},
-        pointers=pointer_dtypes(tree, [p for p in runtime if p in pointers]),
+        pointers=pointer_dtypes(tree, [p for p in runtime if p in pointers], launched_tensors(tree, entry)),
         scalars=tuple(p for p in scalars if p not in given),
         missing=tuple(missing), entry=entry_function(tree, {k.name for k in kernels}),
     )  # fmt: skip

@@ -63,6 +63,8 @@ RAISED = re.compile(rf"^\s*({EXCEPTION_NAME})(?::\s*(.*))?$")
 # the sentence's end.
 IN_PROSE = re.compile(rf"(?<![\w.])({EXCEPTION_NAME}:\s*\S.*?)(?:[.,;]?\s*$|\.\s+(?=[A-Z]))")
 COMPILER_ERROR = re.compile(r"^.*?\berror\s*:\s*(.+)$", re.I)  # ptxas spaces it: "error   : "
+# An MLIR diagnostic names the operation it is about first: "'tt.atomic_rmw' op failed to verify ..."
+MLIR_OPERATION = re.compile(r"^'(\w+(?:\.\w+)+)' op (.+)$")
 # A C/C++ assertion as glibc prints it before the abort: "...: Assertion `cond' failed."
 ASSERTION = re.compile(r"Assertion [`'](.+?)' failed")
 MISMATCH = re.compile(r"(Mismatched elements[^\n]*|Tensor-likes are not close[^\n]*|not close[^\n]*)")
@@ -129,6 +131,11 @@ class Point:
     outcome: Outcome
     message: str
     failure_kind: str | None = None
+    diagnostics: str = ""  # what the compiler printed (its exception may not say it)
+
+    def said(self) -> str:
+        """What a quoted error is matched against: the message, then the compiler's diagnostics."""
+        return f"{self.message}\n{self.diagnostics}" if self.diagnostics else self.message
 
     def shown(self) -> str:
         lines = self.message.splitlines()[:2]  # a compile error's second line names the error
@@ -350,7 +357,15 @@ def error_pattern(error: str | None) -> str | None:
         return f"(?:{pattern}|{re.escape(phrase[:60])})" if len(phrase) >= 16 else pattern
     compiler = COMPILER_ERROR.match(error)
     text = compiler.group(1) if compiler else error
+    operation = MLIR_OPERATION.match(text)
+    if operation:  # MLIR names the failing operation first: the op and what failed name the bug
+        said = words_before_what_varies(operation.group(2))
+        return re.escape(f"'{operation.group(1)}' op {said}"[:80])
     words = words_before_what_varies(text)
+    if len(words) < 8:  # a message that starts with what varies: its longest run of fixed words
+        phrases = [p.strip() for p in re.split(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\d+|:\s", text)]
+        longest = max(phrases, key=len, default="")
+        words = longest if len(longest) >= 12 else words
     return re.escape(words[:60]) if words else None
 
 
@@ -557,10 +572,11 @@ class Locator:
             outcome = record.outcome if record else Outcome.SKIP
             message = (record.message if record else None) or ""
             failure_kind = record.failure_kind if record else None
+            diagnostics = (record.diagnostics if record else None) or ""
         except InfrastructureError as exc:
             outcome, message = Outcome.SKIP, f"could not be judged: {str(exc).splitlines()[0]}"
-            failure_kind = None
-        point = Point(target, release, outcome, message, failure_kind)
+            failure_kind, diagnostics = None, ""
+        point = Point(target, release, outcome, message, failure_kind, diagnostics)
         self.summary.judged.append(point)
         print(f"kregress import:   {point.shown()}", file=sys.stderr, flush=True)
         return point
@@ -589,7 +605,7 @@ class Locator:
 
     def matching(self, point: Point) -> str | None:
         """The most specific quoted error's pattern that the point's message shows."""
-        return next((p for p in self.patterns if re.search(p, point.message, re.S)), None)
+        return next((p for p in self.patterns if re.search(p, point.said(), re.S)), None)
 
 
 # How a run fails that is the compiler's without a quoted error to match: it does not compile, its

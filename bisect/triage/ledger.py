@@ -51,6 +51,7 @@ class LedgerEntry:
     outcomes: dict[str, str]
     failure_kinds: dict[str, str | None] = field(default_factory=dict)
     messages: dict[str, str] = field(default_factory=dict)  # first lines, items that did not PASS
+    diagnostics: dict[str, str] = field(default_factory=dict)  # a failure's (ItemRecord.diagnostics)
     versions: dict[str, str] = field(default_factory=dict)
     installed: dict[str, str] | None = None  # what the environment held (Observation.installed)
 
@@ -62,10 +63,11 @@ class LedgerEntry:
             for item, record in records.items()
             if record.outcome != Outcome.PASS and record.message
         }
+        diagnostics = {item: record.diagnostics for item, record in records.items() if record.diagnostics}
         return cls(run.case, toolchain or "matrix", run.target,
                    {item: record.outcome.value for item, record in records.items()},
                    {item: record.failure_kind for item, record in records.items()},
-                   messages, observation.versions, observation.installed)  # fmt: skip
+                   messages, diagnostics, observation.versions, observation.installed)  # fmt: skip
 
     def observation(self) -> Observation:
         from kregress.judging_service import Observation
@@ -74,6 +76,7 @@ class LedgerEntry:
             self.outcomes,
             self.failure_kinds,
             self.messages,
+            diagnostics=self.diagnostics,
             versions=self.versions,
             case=self.case,
             installed=self.installed,

@@ -34,6 +34,7 @@ from kregress.bisect.search import PointVerdict
 from kregress.bisect.triage.ast_edits import candidates, normalized, size
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
+from kregress.judge import diagnostics_of_failure
 from kregress.judging_service import (
     CaseRun,
     Memo,
@@ -148,9 +149,11 @@ def judge_text(text: str, number: int) -> Judged:
     finally:
         shutil.rmtree(folder.parent, ignore_errors=True)
     versions = tuple(sorted(outcome.toolchain.items()))
+    said = diagnostics_of_failure(verdict, outcome) or ""  # the compiler's, which its exception lacks
     found = Judged(
-        verdict.outcome.value, verdict.failure_kind, verdict.message, verdict.detail[-4000:], versions
-    )
+        verdict.outcome.value, verdict.failure_kind, verdict.message,
+        "\n".join(filter(None, [verdict.detail[-3000:], said])), versions,
+    )  # fmt: skip
     memo.add(key, observation_of(found, name, installed))
     return found
 

@@ -37,7 +37,13 @@ from typing import Any
 import tomli_w
 
 from kregress.bisect.search import PointVerdict
-from kregress.bisect.triage.ledger import LEDGER_NAME, Ledger, LedgerEntry, LedgerError, is_draft
+from kregress.bisect.triage.ledger import (
+    LEDGER_NAME,
+    Ledger,
+    LedgerEntry,
+    LedgerError,
+    is_draft,
+)
 from kregress.errors import ExitCode
 from kregress.judge import Outcome
 from kregress.judging_service import (
@@ -129,8 +135,10 @@ def judge_bad(case: Case, observation: Observation, toolchain: str, target: str)
 
 
 def failure_said(record: ItemRecord) -> str:
-    """A failure as `fails_with` reads it: its kind, then its message."""
-    return f"{record.failure_kind or record.outcome.value}: {record.message or ''}"
+    """A failure as `fails_with` reads it: its kind, then its message, then the compiler's
+    diagnostics the child printed (MLIR's and LLVM's errors are printed, not raised)."""
+    said = f"{record.failure_kind or record.outcome.value}: {record.message or ''}"
+    return f"{said}\n{record.diagnostics}" if record.diagnostics else said
 
 
 def judge_good(case: Case, observation: Observation, toolchain: str, target: str) -> Check:
