@@ -1336,6 +1336,10 @@ def test_an_issue_showing_its_runs_output_is_never_proven_on_an_exception() -> N
     assert evidence.shows_output and not evidence.errors
     errored = extract(issue(body + "\n```\nRuntimeError: boom\n```\n"))
     assert not errored.shows_output  # an error quoted: that is the failure kept
+    # What a print printed, written as comments after it in the code, is output shown as much.
+    commented = "```python\nimport triton\nx = k()\nprint(x)\n# [ 1.,  0.,  inf, nan]]\n```\n"
+    assert extract(issue(commented)).shows_output
+    assert not extract(issue(commented.replace("print(x)", "y = x"))).shows_output  # a comment, no print
     summary = Summary("u")
     locator = Locator(Path("."), "d", [], summary, 60.0, shows_output=True)
     raised = "RUNTIME_ERROR: AssertionError: triton.language must be visible"

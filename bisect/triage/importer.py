@@ -251,7 +251,9 @@ def extract(issue: UpstreamIssue) -> Evidence:
     pasted = "\n\n".join(blocks)
     stated = stated_values([issue.title, *quoted, *code_comments(repaired.source)])
     spelling = stated_spelling([issue.title, *quoted])
-    shows_output = not errors and any(printed_output(block) for block in outputs)
+    shows_output = not errors and any(
+        printed_output(b) for b in [*outputs, *printed_comments(repaired.source)]
+    )
     return Evidence(
         repaired.source, len(blocks), list(dict.fromkeys(errors)), framework, pasted, repaired.repairs,
         stated=stated, spelling=spelling, completion=completion_for(repaired.source, framework),
@@ -269,6 +271,23 @@ def printed_output(block: str) -> bool:
     if any(RAISED.match(line) or COMPILER_ERROR.match(line) or "Traceback" in line for line in lines):
         return False
     return bool(PRINTED.search(block))
+
+
+def printed_comments(code: str) -> list[str]:
+    """The comments a reporter writes at a `print(...)` of the code (on its line or the comment lines
+    right after it), each one text: what that print printed in the reporter's run."""
+    lines, found = code.splitlines(), []
+    for n, line in enumerate(lines):
+        if not re.match(r"\s*print\(", line):
+            continue
+        said = [line.split("#", 1)[1]] if "#" in line else []
+        for after in lines[n + 1 :]:
+            if not after.strip().startswith("#"):
+                break
+            said.append(after.strip()[1:])
+        if said:
+            found.append("\n".join(said))
+    return found
 
 
 def code_comments(code: str) -> list[str]:
