@@ -130,8 +130,9 @@ class Reproduce(Strict):
     must_fail: list[str] | None = Field(default=None, description="default: what known_bad entries name")
     fails_with: str | None = Field(
         default=None,
-        description="a pattern every bad end's failure must match, as `FAILURE_KIND: message` (an issue's "
-        "quoted error; ^WRONG_RESULT for a stated wrong value): a FAIL of another kind is not the bug",
+        description="a pattern every bad end's failure must match, as `FAILURE_KIND: message`, then the "
+        "compiler's printed diagnostics on the lines after it (an issue's quoted error; ^WRONG_RESULT for a "
+        "stated wrong value): a FAIL of another kind is not the bug",
     )
     control: list[Control] = Field(default_factory=list)
     guard: str | None = None
