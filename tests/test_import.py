@@ -290,6 +290,9 @@ def issue(
          "error: 'llvm.fadd' op requires the same type"),
         ("Mismatched elements: 3 / 1024 (0.3%)\nGreatest absolute difference: 2.0",
          "Mismatched elements: 3 / 1024 (0.3%)"),
+        ("python: Pass.cpp:324: void f(): Assertion `op->getNumOperands() == 2' failed.\n"
+         "RuntimeError: PassManager::run failed",
+         "Assertion `op->getNumOperands() == 2' failed"),
         ("it is slow", None),
     ],
 )  # fmt: skip
@@ -363,12 +366,15 @@ def test_a_failed_cpp_assertion_is_quoted_by_its_condition_and_another_crash_is_
     assert evidence.error == 'Assertion `contigPerThread.size() == rank && "Unexpected size"\' failed'
     pattern = error_pattern(evidence.error)
     locator = Locator(tmp_path, "d", [pattern], Summary("u"), 60.0)
-    killed = "CRASH: child process killed by SIGABRT"
-    same = f"{killed}\nDialect.cpp:201: Assertion `contigPerThread.size() == rank' failed."
-    other = f"{killed}\nSmallVector.h:291: Assertion `idx < size()' failed."
-    assert locator.shows(Point("xpu:dg2", "triton-xpu==3.2.0b1", Outcome.FAIL, same, "CRASH"))
-    assert not locator.shows(Point("xpu:dg2", "triton-xpu==3.2.0b1", Outcome.FAIL, other, "CRASH"))
-    assert not locator.shows(Point("xpu:dg2", "triton-xpu==3.2.0b1", Outcome.FAIL, killed, "CRASH"))
+    killed = (
+        "CRASH: child process killed by SIGABRT"  # the message; what it printed is the record's diagnostics
+    )
+    same = "python: Dialect.cpp:201: Assertion `contigPerThread.size() == rank' failed."
+    other = "python: SmallVector.h:291: Assertion `idx < size()' failed."
+    release = ("xpu:dg2", "triton-xpu==3.2.0b1", Outcome.FAIL, killed, "CRASH")
+    assert locator.shows(Point(*release, diagnostics=same))
+    assert not locator.shows(Point(*release, diagnostics=other))
+    assert not locator.shows(Point(*release))
 
 
 def test_code_blocks_are_kept_as_pasted_and_the_framework_is_read_from_them() -> None:

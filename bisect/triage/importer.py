@@ -307,8 +307,8 @@ def quoted_errors(text: str) -> list[str]:
     compiler's error line, a mismatch report, then an exception named in a sentence."""
     found = [quoted_error(text)]
     lines = text.splitlines()
-    found += [line.strip() for line in reversed(lines) if RAISED.match(line)]
     found += assertions(lines[::-1])
+    found += [line.strip() for line in reversed(lines) if RAISED.match(line)]
     found += [line.strip() for line in reversed(lines) if COMPILER_ERROR.match(line)]
     found += [m.group(1) for line in lines if not RAISED.match(line) and (m := IN_PROSE.search(line))]
     return [e for e in dict.fromkeys(found) if e]
@@ -322,16 +322,17 @@ def title_errors(title: str) -> list[str]:
 
 
 def quoted_error(text: str) -> str | None:
-    """The error the reporter quotes: a traceback's last exception line, else a failed C++
-    assertion (its condition; the path and signature before it are the reporter's build's), else a
-    compiler's error line, else a mismatch report."""
+    """The error the reporter quotes: a failed C++ assertion (its condition; the path and signature
+    before it are the reporter's build's: it names the bug more closely than the exception that
+    wraps it, "PassManager::run failed"), else a traceback's last exception line, else a compiler's
+    error line, else a mismatch report."""
     lines = text.splitlines()
-    raised = [line.strip() for line in lines if RAISED.match(line)]
-    if raised:
-        return raised[-1]
     asserted = assertions(lines)
     if asserted:
         return asserted[-1]
+    raised = [line.strip() for line in lines if RAISED.match(line)]
+    if raised:
+        return raised[-1]
     compiler = [line.strip() for line in lines if COMPILER_ERROR.match(line)]
     if compiler:
         return compiler[-1]
