@@ -302,6 +302,22 @@ def test_the_quoted_error_is_the_last_raise_else_a_compiler_error_else_a_mismatc
     assert quoted_error(text) == quoted
 
 
+def test_a_message_the_title_quotes_in_double_quotes_is_a_quoted_error() -> None:
+    """A body cut before its traceback's last line still has the title's quoted message."""
+    title = 'tl.zeros fails with "Cannot call @triton.jit\'d outside of the scope of a kernel"'
+    evidence = extract(issue("```python\nimport triton\nprint(1)\n```\n", title))
+    assert evidence.errors == ["Cannot call @triton.jit'd outside of the scope of a kernel"]
+    pattern = error_pattern(evidence.errors[0])
+    assert pattern and re.search(
+        pattern, "RUNTIME_ERROR: RuntimeError(\"Cannot call @triton.jit'd outside of"
+    )
+    mlir = "atomic_add complains \"'tt.atomic_rmw' op failed to verify that ptr type matches value type\""
+    assert extract(issue("```python\nimport triton\nprint(1)\n```\n", mlir)).errors == [
+        "'tt.atomic_rmw' op failed to verify that ptr type matches value type"
+    ]
+    assert extract(issue("```python\nimport triton\nprint(1)\n```\n", 'add "fast math" flag')).errors == []
+
+
 def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() -> None:
 
     pattern = error_pattern("triton.compiler.errors.CompilationError: at 3:4: unsupported 'bf16'")

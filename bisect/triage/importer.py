@@ -315,10 +315,14 @@ def quoted_errors(text: str) -> list[str]:
 
 
 def title_errors(title: str) -> list[str]:
-    """An error given in the title (`... fails with RuntimeError: x`, or quoted in backticks)."""
+    """An error given in the title (`... fails with RuntimeError: x`, or quoted in backticks), or a
+    message quoted in double quotes (`... fails with "Cannot call x outside of a kernel"`): the
+    message a body cut before its traceback's end no longer shows."""
     named = re.findall(r"(?:^|:\s|\s)((?:\w+\.)*\w+(?:Error|Exception)\b.*)$", title)
     pieces = [title, *re.findall(r"`([^`]+)`", title), *named]
-    return [e for piece in pieces if (e := quoted_error(piece.strip()))]
+    found = [e for piece in pieces if (e := quoted_error(piece.strip()))]
+    messages = [m.strip() for m in re.findall(r'"([^"]{20,})"', title) if len(m.split()) >= 4]
+    return found + [m for m in messages if not any(m in e for e in found)]
 
 
 def quoted_error(text: str) -> str | None:
