@@ -7,9 +7,9 @@ pass rewrites a reduction whose result updates a loop-carried value, and expects
 a binary op of the carried value and the reduction (`acc = acc + r`): handed `acc = -r`, Triton
 3.8.0 fails the assertion `oldUpdate->getNumOperands() == 2` (printed; the exception says
 "PassManager::run failed") and 3.0.0 to 3.7.1 an earlier assertion of the same rewrite,
-`isa<BlockArgument>(accumOperand)` (3.0.0 to 3.2.0 abort on it). 3.9.0 skips such an update. The same loop carrying the
-running sum (`acc = acc + r`, `binary_update`) compiles in every release, so a FAIL of
-`unary_update` is the update's shape.
+`isa<BlockArgument>(accumOperand)` (3.0.0 to 3.2.0 abort on it). 3.9.0 skips such an update.
+The same loop carrying the running sum (`acc = acc + r`, `binary_update`) compiles in every
+release, so a FAIL of `unary_update` is the update's shape.
 """
 
 import torch
