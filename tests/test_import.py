@@ -477,6 +477,12 @@ def test_the_targets_the_issue_names_are_tried_first() -> None:
     assert intel[:2] == ["xpu:pvc", "xpu:dg2"]
     every = ["cpu:interpreter", "cuda:sm_90", "cuda:sm_80", "hip:gfx942", "xpu:pvc", "xpu:dg2"]
     assert targets_to_try(issue("nothing said"), HERE, "triton") == every
+    # An Ada GPU named: sm_89, a target the corpus run judges only where a case names it, comes first
+    # where this machine judges it, and is never tried where it is not named.
+    ada = HERE | {"cuda:sm_89": ("compile", "cuda")}
+    assert targets_to_try(issue("Casting breaks on SM89"), ada, "triton")[0] == "cuda:sm_89"
+    assert targets_to_try(issue("fails on an RTX 4090"), ada, "triton")[0] == "cuda:sm_89"
+    assert "cuda:sm_89" not in targets_to_try(issue("nothing said"), ada, "triton")
 
 
 def test_a_draft_is_tried_only_where_its_framework_builds() -> None:
