@@ -12,7 +12,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from kregress.child_results import ConfigResult, ConfigStatus, JobStatus
-from kregress.jobs import JobOutcome
+from kregress.jobs import JobOutcome, diagnostics
 
 if TYPE_CHECKING:
     from kregress.kinds.base import ExpectationBase
@@ -55,9 +55,13 @@ class Verdict:
 
 
 def diagnostics_of_failure(verdict: Verdict, outcome: JobOutcome) -> str | None:
-    """The compiler's diagnostics where the item failed (kept with known_bad too): its exception
-    does not carry them."""
-    return outcome.diagnostics or None if verdict.outcome in (Outcome.FAIL, Outcome.XFAIL) else None
+    """The compiler's diagnostics where the item failed (kept with known_bad too): what the child
+    printed, and the diagnostic lines inside each failed config's error (ptxas's stderr sits in the
+    middle of Triton's "Internal Triton PTX codegen error", the message keeps its last line)."""
+    if verdict.outcome not in (Outcome.FAIL, Outcome.XFAIL):
+        return None
+    inside = [diagnostics(c.message or "") for c in outcome.configs if c.status is ConfigStatus.COMPILE_ERROR]
+    return "\n".join(part for part in (*inside, outcome.diagnostics) if part) or None
 
 
 def failure_kind_of(error_type: str | None) -> str:

@@ -199,3 +199,30 @@ def test_the_fork_server_imports_torch_only_for_a_case_that_does(
     item = run.item("preload::numerics-check[cpu:interpreter]")
     assert item["outcome"] == "PASS", run.output[-3000:]
     assert ("torch" in item["toolchain"]) is loaded, item["toolchain"]
+
+
+def test_a_failures_record_keeps_the_compilers_diagnostics_from_its_output_and_its_errors() -> None:
+    """MLIR prints its diagnostic (the exception says "PassManager::run failed"); Triton puts ptxas's
+    stderr in the middle of "Internal Triton PTX codegen error", whose last line the message keeps.
+    Both are what a reporter quotes: a failed item's record keeps them, a passing one's nothing."""
+    from kregress.child_results import ConfigResult, ConfigStatus, JobStatus
+    from kregress.jobs import JobOutcome, diagnostics
+    from kregress.judge import Outcome, Verdict, diagnostics_of_failure
+
+    printed = "x.py:3:4: error: 'tt.load' op operand #0 must be ptr\nsome chatter\nnote: Pipeline failed"
+    assert (
+        diagnostics(printed) == "x.py:3:4: error: 'tt.load' op operand #0 must be ptr\nnote: Pipeline failed"
+    )
+    ptxas = (
+        "Internal Triton PTX codegen error\n`ptxas` stderr:\n"
+        "ptxas /tmp/a.ptx, line 47; error   : Feature 'cvt with .bf16.f16' requires .target sm_90\n"
+        "ptxas fatal   : Ptx assembly aborted due to errors\n\nRepro command: ptxas -lineinfo a.ptx"
+    )
+    config = ConfigResult(
+        "default", status=ConfigStatus.COMPILE_ERROR, error_type="RuntimeError", message=ptxas
+    )
+    outcome = JobOutcome(JobStatus.OK, configs=[config], diagnostics=diagnostics(printed))
+    kept = diagnostics_of_failure(Verdict(Outcome.FAIL, "COMPILE_ERROR: ptxas fatal"), outcome)
+    assert kept is not None and "Feature 'cvt with .bf16.f16' requires .target sm_90" in kept
+    assert "'tt.load' op operand #0 must be ptr" in kept and "some chatter" not in kept
+    assert diagnostics_of_failure(Verdict(Outcome.PASS, "compiled"), outcome) is None
