@@ -132,12 +132,18 @@ def bound_literals(statements: list[ast.stmt], known: dict[str, Any] | None = No
         for name, expression in pairs:
             if not isinstance(name, ast.Name):
                 continue
-            ok, found = literal(expression)
-            if not ok and isinstance(expression, ast.Name) and expression.id in constants:
-                ok, found = True, constants[expression.id]
+            ok, found = bound_value(expression, constants)
             if ok:
                 constants[name.id] = found
     return constants
+
+
+def bound_value(expression: ast.expr, constants: dict[str, Any]) -> tuple[bool, Any]:
+    """A literal's value, or the value of a name bound to one."""
+    ok, found = literal(expression)
+    if not ok and isinstance(expression, ast.Name) and expression.id in constants:
+        return True, constants[expression.id]
+    return ok, found
 
 
 def module_constants(tree: ast.Module) -> dict[str, Any]:
@@ -183,25 +189,21 @@ def launch_arguments(tree: ast.Module, kernel: ast.FunctionDef) -> dict[str, tup
     return passed
 
 
-def launch_values(tree: ast.Module, kernel: ast.FunctionDef) -> dict[str, Any]:
-    """The values the reporter launched the kernel with, where each is a literal or a name bound to
-    one (the launch itself may not run here: its tensors are on a GPU)."""
+def launch_values(passed: dict[str, tuple[ast.expr, dict[str, Any]]]) -> dict[str, Any]:
+    """The values the reporter launched the kernel with (`launch_arguments`), where each is a literal
+    or a name bound to one (the launch itself may not run here: its tensors are on a GPU)."""
     values: dict[str, Any] = {}
-    for name, (expression, constants) in launch_arguments(tree, kernel).items():
-        ok, found = literal(expression)
-        if not ok and isinstance(expression, ast.Name) and expression.id in constants:
-            ok, found = True, constants[expression.id]
+    for name, (expression, constants) in passed.items():
+        ok, found = bound_value(expression, constants)
         if ok:
             values[name] = found
     return values
 
 
-def launched_tensors(tree: ast.Module, kernel: ast.FunctionDef) -> dict[str, str]:
+def launched_tensors(passed: dict[str, tuple[ast.expr, dict[str, Any]]]) -> dict[str, str]:
     """Each parameter the launch passes a name for (`x_ptr=x`): that name."""
     return {
-        name: expression.id
-        for name, (expression, _) in launch_arguments(tree, kernel).items()
-        if isinstance(expression, ast.Name)
+        name: expression.id for name, (expression, _) in passed.items() if isinstance(expression, ast.Name)
     }
 
 
@@ -419,7 +421,8 @@ def triton_completion(tree: ast.Module) -> Completion | None:
     runtime = [a.arg for a in entry.args.args if a.arg not in constexprs]
     pointers = pointer_parameters(entry)
     constants = module_constants(tree)
-    launched = launch_values(tree, entry)
+    passed = launch_arguments(tree, entry)  # read once: its values and the tensors it names
+    launched = launch_values(passed)
     values, missing = parameter_values(entry, constexprs, constants, first_autotune_config(entry), launched)
     scalars = [p for p in runtime if p not in pointers]
     known = {**constants, **launched}
@@ -430,7 +433,7 @@ def triton_completion(tree: ast.Module) -> Completion | None:
     }
     return Completion(
         "triton", entry.name, {**values, **given},
-        pointers=pointer_dtypes(tree, [p for p in runtime if p in pointers], launched_tensors(tree, entry)),
+        pointers=pointer_dtypes(tree, [p for p in runtime if p in pointers], launched_tensors(passed)),
         scalars=tuple(p for p in scalars if p not in given),
         missing=tuple(missing), entry=entry_function(tree, {k.name for k in kernels}),
     )  # fmt: skip

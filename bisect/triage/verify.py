@@ -37,13 +37,7 @@ from typing import Any
 import tomli_w
 
 from kregress.bisect.search import PointVerdict
-from kregress.bisect.triage.ledger import (
-    LEDGER_NAME,
-    Ledger,
-    LedgerEntry,
-    LedgerError,
-    is_draft,
-)
+from kregress.bisect.triage.ledger import LEDGER_NAME, Ledger, LedgerEntry, LedgerError, is_draft
 from kregress.errors import ExitCode
 from kregress.judge import Outcome
 from kregress.judging_service import (
