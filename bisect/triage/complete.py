@@ -426,11 +426,7 @@ def triton_completion(tree: ast.Module) -> Completion | None:
     values, missing = parameter_values(entry, constexprs, constants, first_autotune_config(entry), launched)
     scalars = [p for p in runtime if p not in pointers]
     known = {**constants, **launched}
-    given = {
-        p: known[p]
-        for p in scalars
-        if isinstance(known.get(p), int | float) and not isinstance(known[p], bool)
-    }
+    given = {p: known[p] for p in scalars if isinstance(known.get(p), int | float)}
     return Completion(
         "triton", entry.name, {**values, **given},
         pointers=pointer_dtypes(tree, [p for p in runtime if p in pointers], launched_tensors(passed)),
