@@ -460,6 +460,30 @@ def test_a_fence_never_closed_runs_to_the_end_of_its_text_as_github_renders_it()
         assert evidence.code == "import triton\n\nkernel[(1,)]()\n" and evidence.blocks == 1, cut
 
 
+def test_code_indented_without_fences_is_a_code_block_as_github_renders_it() -> None:
+    """A reporter who pastes without fences indents the code four spaces (or a tab): GitHub shows a
+    code block, so a triager reads the code there; an indented line that continues a paragraph, and
+    an indented traceback, are not code to run."""
+    body = (
+        "The kernel below fails to compile:\n\n"
+        "    import triton\n    import triton.language as tl\n\n    @triton.jit\n"
+        "    def kernel(x):\n        tl.store(x, 1)\n\n\tkernel[(1,)](t)\n\n"
+        "With 3.1 it says\n\n    Traceback (most recent call last):\n"
+        "    triton.compiler.errors.CompilationError: at 2:4: boom\n\n"
+        "Steps:\n    this line continues the paragraph above\n"
+    )
+    evidence = extract(issue(body))
+    assert evidence.blocks == 1
+    assert evidence.code == (
+        "import triton\nimport triton.language as tl\n\n@triton.jit\ndef kernel(x):\n"
+        "    tl.store(x, 1)\n\nkernel[(1,)](t)\n"
+    )
+    assert evidence.error == "triton.compiler.errors.CompilationError: at 2:4: boom"
+    # indented code inside a fence is the fence's, read once
+    fenced = extract(issue("```python\nimport triton\n\n    x = 1\n```\n"))
+    assert fenced.blocks == 1
+
+
 HERE = {
     "cpu:interpreter": ("interpreter", "cpu"),
     "cuda:sm_80": ("compile", "cuda"),

@@ -233,14 +233,15 @@ def extract(issue: UpstreamIssue) -> Evidence:
     (`@triton.jit`, `tl.` calls, TileLang's `T.Kernel`): most kernels are pasted without imports."""
     blocks, quoted, outputs = [], [], []
     for text in issue.texts():
-        for fence, body in CODE_BLOCK.findall(text):
+        found, prose = code_blocks(text)
+        for fence, body in found:
             importing = re.search(r"^\s*(import|from)\s+\w+", body, re.M)
             if fence.lower() in PYTHON_FENCES and (importing or looks_like_kernel_code(body)):
                 blocks.append(body.rstrip() + "\n")
             else:
                 quoted.append(body)
                 outputs.append(body)
-        quoted.append(CODE_BLOCK.sub("", text))
+        quoted.append(prose)
     if not blocks:
         raise ImportStopped(
             "extract", "the issue holds no Python code block that imports anything or writes a kernel",
@@ -260,6 +261,51 @@ def extract(issue: UpstreamIssue) -> Evidence:
         stated=stated, spelling=spelling, completion=completion_for(repaired.source, framework),
         shows_output=shows_output,
     )  # fmt: skip
+
+
+def code_blocks(text: str) -> tuple[list[tuple[str, str]], str]:
+    """The text's code blocks as GitHub renders them, in order, each as (its fence's info, its
+    code), and the prose around them: fenced blocks, and indented ones (lines of four spaces or a
+    tab after a blank line, as CommonMark reads a reporter's paste without fences)."""
+    found: list[tuple[int, str, str]] = []
+    prose: list[str] = []
+    at = 0
+    for fenced in CODE_BLOCK.finditer(text):
+        found += indented_blocks(text[at : fenced.start()], at, prose)
+        found.append((fenced.start(), fenced.group(1), fenced.group(2)))
+        at = fenced.end()
+    found += indented_blocks(text[at:], at, prose)
+    return [(fence, body) for _, fence, body in sorted(found)], "".join(prose)
+
+
+INDENTED = re.compile(r"^(?: {4}|\t)")
+
+
+def indented_blocks(text: str, offset: int, prose: list[str]) -> list[tuple[int, str, str]]:
+    """The indented code blocks of text outside any fence (their info is ""), the rest kept as prose.
+    A block starts after a blank line (an indented line right after a paragraph continues it), takes
+    blank lines within it, and ends before the first line indented less."""
+    lines = text.splitlines(keepends=True)
+    found, kept, n, position = [], [], 0, offset
+    while n < len(lines):
+        line = lines[n]
+        starts = INDENTED.match(line) and line.strip() and (n == 0 or not lines[n - 1].strip())
+        if not starts:
+            kept.append(line)
+            position += len(line)
+            n += 1
+            continue
+        end = n
+        while end < len(lines) and (INDENTED.match(lines[end]) or not lines[end].strip()):
+            end += 1
+        while end > n and not lines[end - 1].strip():  # trailing blank lines are not the block's
+            end -= 1
+        code = "".join(re.sub(r"^(?: {4}|\t)", "", line) for line in lines[n:end])
+        found.append((position, "", code))
+        position += sum(len(line) for line in lines[n:end])
+        n = end
+    prose.append("".join(kept))
+    return found
 
 
 PRINTED = re.compile(r"tensor\(|array\(|\[\s*[-+]?(?:\d|nan|inf)", re.I)
