@@ -1199,6 +1199,25 @@ def test_a_tilelang_factory_never_called_is_called_with_the_values_the_paste_giv
     assert called is not None and called.function == "make"  # used only where nothing is compiled
 
 
+def test_a_factory_cut_before_its_return_is_the_pastes_loss_never_a_bug() -> None:
+    """A paste cut inside its kernel at a statement's end still parses; its factory then returns
+    None, which TileLang refuses ("target function must be a PrimFunc but got NoneType") in every
+    release from 0.1.7: a draft had been PROVEN on that refusal. It stops at extract, saying why;
+    the whole factory pasted again below is the one that runs."""
+    from kregress.bisect.triage.importer import ImportStopped
+    from kregress.errors import ExitCode
+
+    whole = SELECT_ISSUE["body"]
+    cut = whole.split("                dst[i] =")[0]  # the store, the return and the call lost
+    with pytest.raises(ImportStopped) as stopped:
+        extract(issue(cut, SELECT_ISSUE["title"]))
+    assert stopped.value.step == "extract" and stopped.value.code == ExitCode.NO_REPRO
+    assert "`make` holds a @T.prim_func and returns nothing" in stopped.value.why
+    assert extract(issue(whole, SELECT_ISSUE["title"])).completion is not None
+    again = issue(cut + "\n```\n\nThe whole code:\n\n" + whole, SELECT_ISSUE["title"])
+    assert "return pick" in extract(again).code
+
+
 def test_a_factory_is_called_with_what_it_asserts_and_none_for_what_it_never_reads() -> None:
     """`assert nstr == 4` gives nstr; `out`, which only the inner prim_func's own parameter of the
     same name reads, may be anything; `rows`, read by an annotation in the factory's scope, may not."""

@@ -462,6 +462,36 @@ def tilelang_completion(tree: ast.Module) -> Completion | None:
     )
 
 
+def factories_without_return(code: str) -> list[str]:
+    """The TileLang kernel factories the code defines (a function holding a @T.prim_func) that
+    return nothing: a paste cut inside its kernel, at a statement's end, still parses, and the
+    factory then hands None to the framework, whose refusal ("target function must be a PrimFunc")
+    is the paste's loss, never the compiler's bug."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    cut = []
+    # the last definition of each name is the one that runs (a whole kernel pasted again below)
+    defined = {n.name: n for n in module_statements(tree) if isinstance(n, ast.FunctionDef)}
+    for node in defined.values():
+        if "prim_func" in decorator_names(node):
+            continue
+        holds = any(
+            isinstance(i, ast.FunctionDef) and "prim_func" in decorator_names(i) for i in ast.walk(node)
+        )
+        returns = any(isinstance(r, ast.Return) and r.value is not None for r in walk_scope_of(node))
+        if holds and not returns:
+            cut.append(node.name)
+    return cut
+
+
+def walk_scope_of(function: ast.FunctionDef) -> Iterator[ast.AST]:
+    """The nodes of a function's own body, not of the functions it defines."""
+    for statement in function.body:
+        yield from walk_scope(statement)
+
+
 def completion_for(code: str, framework: str) -> Completion | None:
     """The completion for code that runs to its end without its kernel (None: nothing to complete:
     no kernel defined, or an ahead-of-time compile that is captured as it is)."""

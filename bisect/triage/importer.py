@@ -40,7 +40,7 @@ from packaging.version import Version
 
 from kregress.bisect.github.client import explain
 from kregress.bisect.search import PointVerdict, search
-from kregress.bisect.triage.complete import Completion, completion_for
+from kregress.bisect.triage.complete import Completion, completion_for, factories_without_return
 from kregress.bisect.triage.repair import looks_like_kernel_code, repair
 from kregress.bisect.triage.stated import StatedSpelling, StatedValues, stated_spelling, stated_values
 from kregress.errors import ExitCode, KregressError
@@ -250,6 +250,12 @@ def extract(issue: UpstreamIssue) -> Evidence:
     repaired = repair(blocks)
     errors = quoted_errors("\n".join(quoted)) + title_errors(issue.title)
     framework = framework_of_source(repaired.source).name
+    if framework == "tilelang" and (cut := factories_without_return(repaired.source)):
+        raise ImportStopped(
+            "extract", f"the kernel factory `{cut[0]}` holds a @T.prim_func and returns nothing: the paste "
+            "lost its end (its kernel with it), and what TileLang would say of None is not the bug",
+            ExitCode.NO_REPRO,
+        )  # fmt: skip
     pasted = "\n\n".join(blocks)
     stated = stated_values([issue.title, *quoted, *code_comments(repaired.source)])
     spelling = stated_spelling([issue.title, *quoted])
