@@ -61,6 +61,20 @@ def test_a_last_statement_cut_short_is_dropped_and_said_never_completed() -> Non
                                 "closed); dropped, not completed"]  # fmt: skip
 
 
+def test_a_markdown_backtick_left_in_a_line_is_removed_and_the_statement_kept() -> None:
+    """`main(args.m, `args.verbose)` inside a fence: Python 3 has no backtick, so the line is the
+    reporter's Markdown; without the repair the whole main block was dropped as cut short, and with
+    it the call that builds the kernel. Backticks inside a string are the code's own."""
+    script = "import triton\nimport triton.language as tl\nimport torch\n\n" + KERNEL.replace(
+        "double[(1,)](x, 64, BLOCK=64)",
+        'if __name__ == "__main__":\n    print("`ok`")\n    double[(1,)](x, 64, `BLOCK=64)`',
+    )
+    repaired = repair([script])
+    assert repaired.parses and "    double[(1,)](x, 64, BLOCK=64)\n" in repaired.source
+    assert repaired.repairs == ["line 14: 2 stray backtick(s) removed (Markdown's, not Python's)"]
+    assert 'print("`ok`")' in repaired.source
+
+
 def test_a_kernel_block_without_imports_or_language_is_taken_and_a_traceback_is_not() -> None:
     traceback = "Traceback (most recent call last):\n  x = tl.load(p)\nValueError: boom\n"
     body = f"```\n{KERNEL}```\n\n```\n{traceback}```\n"

@@ -2,8 +2,9 @@
 draft's ISSUE.md lists them beside the code as it was pasted.
 
 What a paste loses on its way into an issue, and what is put back: a common indent (the whole block
-indented in a list or a quote), a stray indent on one line, a last statement cut short (dropped,
-never completed), and the imports the code uses and lacks (the most common way a kernel is pasted).
+indented in a list or a quote), a stray indent on one line, a Markdown backtick left in a line, a
+last statement cut short (dropped, never completed), and the imports the code uses and lacks (the
+most common way a kernel is pasted).
 An import of a package that is not installed here and whose names the code never uses (the
 reporter's `icecream` or `einops`, left over) is dropped. Nothing else of the code changes: a
 repair never adds a statement the reporter did not write, beyond imports.
@@ -82,7 +83,7 @@ def repair_block(block: str) -> Repaired:
             ast.parse("\n".join(lines))
             break
         except SyntaxError as exc:
-            fixed = stray_indent(lines, exc) or cut_short(lines, exc)
+            fixed = stray_indent(lines, exc) or stray_backticks(lines, exc) or cut_short(lines, exc)
             if fixed is None:
                 break
             lines, said = fixed
@@ -116,6 +117,45 @@ def stray_indent(lines: list[str], exc: SyntaxError) -> tuple[list[str], str] | 
         if parses_past(repaired, exc.lineno):
             return repaired, f"line {exc.lineno}: a stray indent set to its block's ({width} columns)"
     return None
+
+
+def outside_strings(line: str, character: str) -> list[int]:
+    """Where `character` stands in a line of code outside its string literals (one line's quotes)."""
+    found, quote, n = [], "", 0
+    while n < len(line):
+        c = line[n]
+        if quote:
+            if c == "\\":
+                n += 1
+            elif line.startswith(quote, n):
+                n += len(quote) - 1
+                quote = ""
+        elif c == "#":
+            break
+        elif c in "'\"":
+            quote = c * 3 if line.startswith(c * 3, n) else c
+            n += len(quote) - 1
+        elif c == character:
+            found.append(n)
+        n += 1
+    return found
+
+
+def stray_backticks(lines: list[str], exc: SyntaxError) -> tuple[list[str], str] | None:
+    """Backticks on the line that does not parse, outside its strings: Markdown's, never Python's
+    (Python 3 has no backtick), left where a reporter marked code inside a fence. Removed where the
+    code then parses past the line."""
+    if not exc.lineno or exc.lineno > len(lines):
+        return None
+    index = exc.lineno - 1
+    at = outside_strings(lines[index], "`")
+    if not at:
+        return None
+    line = "".join(c for n, c in enumerate(lines[index]) if n not in at)
+    repaired = [*lines[:index], line, *lines[index + 1 :]]
+    if not parses_past(repaired, exc.lineno):
+        return None
+    return repaired, f"line {exc.lineno}: {len(at)} stray backtick(s) removed (Markdown's, not Python's)"
 
 
 def parses_past(lines: list[str], lineno: int) -> bool:
