@@ -69,6 +69,9 @@ def execute(
     module.__file__ = str(path)
     saved = sys.modules.get("__main__")
     sys.modules["__main__"] = module
+    # run as `python pasted.py`: a script's argparse reads its defaults, not this process's arguments
+    # (a pytest child's, which it refuses with SystemExit before the kernel is reached)
+    argv, sys.argv = sys.argv, [str(path)]
     try:
         exec(code, module.__dict__)  # the point: run the reporter's code
         if then is not None:  # what follows the run, with the module still standing in for __main__
@@ -91,6 +94,7 @@ def execute(
             raise CaseError(own_error(path, exc)) from None
         raise
     finally:
+        sys.argv = argv
         if saved is not None:
             sys.modules["__main__"] = saved
     return module

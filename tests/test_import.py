@@ -1460,3 +1460,22 @@ def test_an_attribute_the_pastes_line_asks_of_a_compiler_object_is_the_pastes_fa
     with pytest.raises(AttributeError) as inside:
         execute(path, path.read_text())
     assert not fails_in_own_code(path, inside.value)
+
+
+def test_a_script_reading_its_arguments_runs_with_its_defaults_as_its_reporter_ran_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TileLang's examples, and the reproducers copied from them, size their kernel with argparse's
+    defaults in the main block: run in a pytest child, parse_args read the child's own arguments
+    and exited before the kernel was built."""
+    from kregress.pasted import execute
+
+    monkeypatch.setattr(sys, "argv", ["pytest", "corpus/x", "--toolchain", "tilelang==0.1.15"])
+    code = (
+        "import argparse\n\nif __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+        "    parser.add_argument('--m', type=int, default=4096)\n    args = parser.parse_args()\n"
+        "    M = args.m\n"
+    )
+    path = tmp_path / "pasted.py"
+    assert execute(path, code).M == 4096
+    assert sys.argv == ["pytest", "corpus/x", "--toolchain", "tilelang==0.1.15"]  # given back
