@@ -993,6 +993,36 @@ def test_a_release_that_cannot_run_the_code_is_stepped_round_not_taken_for_eithe
     assert "could not tell at tinycc==0.1 on cpu:interpreter" in said and "libtinyrt.so.13" in said, said
 
 
+# The release current at the issue's date cannot load here; the next one has the bug, the newest not.
+UNLOADABLE_AT_THE_DATE_HISTORY = [
+    Step("Build against tinyrt 13", UNLOADABLE, release="0.1"),
+    Step("Vectorized scale", BAD, release="0.2"),
+    Step("Release 0.3", BAD, release="0.3"),
+    Step("Fix the vectorized tail", GOOD, release="0.4"),
+]
+
+
+@pytest.fixture(scope="module")
+def unloadable_at_the_date_index(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    yield from index_of_releases(tmp_path_factory, "tinycc-unloadable", UNLOADABLE_AT_THE_DATE_HISTORY)
+
+
+@pytest.mark.slow  # builds an environment per release judged
+def test_where_the_release_of_the_issues_date_cannot_judge_the_next_one_is_tried(
+    tmp_path: Path, unloadable_at_the_date_index: str
+) -> None:
+    """0.1 (the oldest, where the index gives no dates) cannot load and 0.4 has the bug fixed: both
+    ends told nothing, and the draft stopped at locate. A triager tries the next release, 0.2."""
+    with serving() as fake:
+        url = opened(fake, 14, MISMATCH_ISSUE)
+        done = run_import(tmp_path, fake, unloadable_at_the_date_index, url, "--no-reduce")
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "locate: shows on cpu:interpreter under tinycc==0.2" in said, said
+    assert "bisect: shows from tinycc==0.2 … tinycc==0.3; first fixed tinycc==0.4" in said, said
+    assert "verify: PROVEN" in said, said
+
+
 STATED_ISSUE = """`tinycc.scale(3.0)` returns 7.0 instead of 6.0 since 0.3.
 
 ```python

@@ -792,8 +792,11 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
             said_named.add(named)
             locator.summary.add(f"locate: the issue names {named} (the first release it names): tried first")
         first = [named] if named else []
-        ends = list(dict.fromkeys([*first, *(at_date[-1:] or versions[:1]), versions[-1]]))
+        start = (at_date[-1:] or versions[:1])[0]
+        ends = list(dict.fromkeys([*first, start, versions[-1]]))
         showing = [release for release in ends if locator.shows(locator.judge(target, release))]
+        if not showing:
+            showing = next_that_judges(locator, target, versions, start)
         if showing and (locator.patterns or locator.stated or len(showing) < len(ends)):
             return target, showing[0]
         # With nothing quoted to match, a failure at both ends may be the code's own (code only the
@@ -817,6 +820,30 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
         "locate", f"the code shows the quoted error nowhere this machine can judge{lacked}: "
         + "; ".join(p.shown() for p in locator.summary.judged), ExitCode.NO_REPRO,
     )  # fmt: skip
+
+
+TRIED_PAST = 3  # releases after the one current at the issue's date, where that one cannot tell
+
+
+def next_that_judges(locator: Locator, target: str, versions: list[str], start: str) -> list[str]:
+    """Where the release current at the issue's date cannot tell (it does not build or load here,
+    or fails otherwise than the bug) and the newest runs the code without the bug, the releases
+    after it, in order, until one shows the bug or runs without it: the bug may still be in the
+    next one (a triager tries it). The release that shows it, else none."""
+
+    def held(point: Point) -> bool:
+        return item_verdict(point.outcome, point.failure_kind, RegressOn.FAIL) == PointVerdict.GOOD
+
+    first = locator.judge(target, start)
+    if locator.shows(first) or held(first) or not held(locator.judge(target, versions[-1])):
+        return []
+    for release in versions[versions.index(start) + 1 : -1][:TRIED_PAST]:
+        point = locator.judge(target, release)
+        if locator.shows(point):
+            return [release]
+        if held(point):
+            return []
+    return []
 
 
 @dataclass
