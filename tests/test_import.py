@@ -1198,6 +1198,24 @@ if __name__ == "__main__":
 """
 
 
+def test_a_combine_function_handed_to_a_scan_is_never_the_kernel_compiled() -> None:
+    """`tl.associative_scan(x, 0, combine_fn=op)` hands `op` over without calling it: compiled
+    alone as the draft's kernel (its four scalars as 1024), every release failed a pass, and on XPU
+    crashed: failures of a function that is no kernel, never the compiler's bug."""
+    from kregress.bisect.triage.complete import completion_for
+
+    code = (
+        "import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef op(fl, xl, fr, xr):\n"
+        "    return fr * fl, fr * xl + xr\n\n\n@triton.jit\n"
+        "def scan(f_ptr, x_ptr, BS: tl.constexpr):\n    r = tl.arange(0, BS)\n"
+        "    f, x = tl.associative_scan((tl.load(f_ptr + r), tl.load(x_ptr + r)), 0, combine_fn=op)\n"
+        "    tl.store(f_ptr + r, f)\n    tl.store(x_ptr + r, x)\n"
+    )
+    completion = completion_for(code, "triton")
+    assert completion is not None and completion.function == "scan"
+    assert completion.missing == ("BS",)  # never guessed
+
+
 def test_a_launch_that_cannot_run_here_gives_the_kernel_the_values_it_was_launched_with() -> None:
     """The launch's tensors are on a GPU, so the kernel is compiled instead: with what the reporter
     launched it with (keywords naming the script's constants, in its main block), a default

@@ -411,7 +411,9 @@ def triton_completion(tree: ast.Module) -> Completion | None:
     kernels = [n for n in tree.body if isinstance(n, ast.FunctionDef) and "jit" in decorator_names(n)]
     if not kernels or compiles_ahead_of_time(tree):
         return None
-    helpers = set().union(*(called_names(k) for k in kernels))
+    # a helper is called by another kernel, or handed to one (`combine_fn=op` of a scan or a reduce):
+    # compiled alone it is no kernel of the paste's
+    helpers = {n.id for k in kernels for n in ast.walk(k) if isinstance(n, ast.Name) and n.id != k.name}
     entry = next((k for k in kernels if k.name not in helpers), kernels[0])
     constexprs = [
         a.arg
