@@ -1033,20 +1033,46 @@ print(tinycc.scale(3.0))
 """
 
 
+# The same bug, stated as two output blocks and the words above them.
+STATED_AS_OUTPUTS_ISSUE = """Since 0.3 the scale is off.
+
+```python
+import tinycc
+
+print(tinycc.scale(3.0))
+```
+
+Running this on main gives:
+
+```
+me@box042 ~/src $ python repro.py
+7.0
+```
+
+On 0.2 it gives (what I think is) the correct answer:
+```
+me@box042 ~/src $ python repro.py
+6.0
+```
+"""
+
+
 @pytest.mark.slow  # builds an environment per release judged
+@pytest.mark.parametrize(("number", "body"), [(11, STATED_ISSUE), (15, STATED_AS_OUTPUTS_ISSUE)])
 def test_an_issue_stating_a_wrong_value_becomes_a_proven_draft_judged_against_it(
-    tmp_path: Path, index: str
+    tmp_path: Path, index: str, number: int, body: str
 ) -> None:
-    """No exception, no assertion: the issue only says what the code prints and what it should. The
-    draft judges the printed value against both, so it FAILs from 0.3 and holds at 0.2."""
+    """No exception, no assertion: the issue only says what the code prints and what it should, in
+    a sentence or as output blocks. The draft judges the printed value against both, so it FAILs
+    from 0.3 and holds at 0.2."""
     with serving() as fake:
-        done = run_import(tmp_path, fake, index, opened(fake, 11, STATED_ISSUE), "--no-reduce")
+        done = run_import(tmp_path, fake, index, opened(fake, number, body), "--no-reduce")
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     assert "stated: expected [6.0], wrong [7.0]" in said
     assert "locate: shows on cpu:interpreter under tinycc==0.4" in said
     assert "bisect: shows from tinycc==0.3 … tinycc==0.4; no release without it" in said
-    manifest = tomllib.loads((tmp_path / "corpus" / "tinycc_11_draft" / "case.toml").read_text())
+    manifest = tomllib.loads((tmp_path / "corpus" / f"tinycc_{number}_draft" / "case.toml").read_text())
     assert manifest["reproduce"]["good"] == ["tinycc==0.2"] and manifest["reproduce"]["bad"] == [
         "tinycc==0.3"
     ]
@@ -1088,6 +1114,25 @@ def test_the_values_an_issue_states_are_read_apart_from_the_numbers_of_its_error
         assert found is None, found
     else:
         assert found is not None and (found.expected, found.wrong) == (expected, wrong)
+
+
+def test_output_blocks_the_prose_calls_expected_and_wrong_are_stated_values() -> None:
+    """ "Output (incorrect, ...):" / "Expected output:" above two blocks, or one block called the
+    correct answer beside one the prose says nothing of: the reporter's stated values, less a
+    tensor's device and dtype and the shell's prompt. An environment block is no wrong output."""
+    labelled = (
+        "Output (incorrect, only the first is written):\n\n```\nout tensor([ 5, -1, -1], "
+        "device='cuda:0', dtype=torch.int32)\n```\n\nExpected output (as TRITON_INTERPRET=1 gives):\n"
+        "```\nout tensor([ 5,  1,  7], device='cuda:0', dtype=torch.int32)\n```\n"
+    )
+    stated = extract(issue("```python\nimport triton\nprint(1)\n```\n" + labelled)).stated
+    assert stated is not None and (stated.expected, stated.wrong) == ((5.0, 1.0, 7.0), (5.0, -1.0, -1.0))
+    environment = "```\nPython 3.12.1, torch 2.7.0, CUDA 12.8\n```\n\nExpected output:\n```\n[1, 2]\n```\n"
+    assert extract(issue("```python\nimport triton\nprint(1)\n```\n" + environment)).stated is None
+    # each text's blocks pair among themselves: the body's expected one and a comment's output are not
+    body = "```python\nimport triton\n```\nExpected output:\n```\n[1, 2]\n```\n"
+    comment = UpstreamIssue(**{**issue(body).__dict__, "comments": ["```\n[3, 4]\n```"]})
+    assert extract(comment).stated is None
 
 
 def test_printed_values_are_judged_against_the_stated_ones_and_neither_cannot_tell() -> None:

@@ -42,7 +42,13 @@ from kregress.bisect.github.client import explain
 from kregress.bisect.search import PointVerdict, search
 from kregress.bisect.triage.complete import Completion, completion_for, factories_without_return
 from kregress.bisect.triage.repair import looks_like_kernel_code, repair
-from kregress.bisect.triage.stated import StatedSpelling, StatedValues, stated_spelling, stated_values
+from kregress.bisect.triage.stated import (
+    StatedSpelling,
+    StatedValues,
+    stated_by_outputs,
+    stated_spelling,
+    stated_values,
+)
 from kregress.errors import ExitCode, KregressError
 from kregress.frameworks import FRAMEWORKS, framework_of_source
 from kregress.judge import Outcome
@@ -232,15 +238,18 @@ def extract(issue: UpstreamIssue) -> Evidence:
     every error it quotes. A block counts when it imports something or is plainly a kernel's
     (`@triton.jit`, `tl.` calls, TileLang's `T.Kernel`): most kernels are pasted without imports."""
     blocks, quoted, outputs = [], [], []
+    labelled: list[list[tuple[str, str]]] = []  # each text's output blocks, with the prose above
     for text in issue.texts():
         found, prose = code_blocks(text)
-        for fence, body in found:
+        labelled.append([])
+        for fence, body, before in found:
             importing = re.search(r"^\s*(import|from)\s+\w+", body, re.M)
             if fence.lower() in PYTHON_FENCES and (importing or looks_like_kernel_code(body)):
                 blocks.append(body.rstrip() + "\n")
             else:
                 quoted.append(body)
                 outputs.append(body)
+                labelled[-1].append((before, body))
         quoted.append(prose)
     if not blocks:
         raise ImportStopped(
@@ -257,7 +266,9 @@ def extract(issue: UpstreamIssue) -> Evidence:
             ExitCode.NO_REPRO,
         )  # fmt: skip
     pasted = "\n\n".join(blocks)
-    stated = stated_values([issue.title, *quoted, *code_comments(repaired.source)])
+    stated = stated_values([issue.title, *quoted, *code_comments(repaired.source)]) or stated_by_outputs(
+        labelled
+    )
     spelling = stated_spelling([issue.title, *quoted])
     shows_output = not errors and any(
         printed_output(b) for b in [*outputs, *printed_comments(repaired.source)]
@@ -269,10 +280,11 @@ def extract(issue: UpstreamIssue) -> Evidence:
     )  # fmt: skip
 
 
-def code_blocks(text: str) -> tuple[list[tuple[str, str]], str]:
+def code_blocks(text: str) -> tuple[list[tuple[str, str, str]], str]:
     """The text's code blocks as GitHub renders them, in order, each as (its fence's info, its
-    code), and the prose around them: fenced blocks, and indented ones (lines of four spaces or a
-    tab after a blank line, as CommonMark reads a reporter's paste without fences)."""
+    code, the prose right before it), and the prose around them all: fenced blocks, and indented
+    ones (lines of four spaces or a tab after a blank line, as CommonMark reads a reporter's paste
+    without fences)."""
     found: list[tuple[int, str, str]] = []
     prose: list[str] = []
     at = 0
@@ -281,7 +293,11 @@ def code_blocks(text: str) -> tuple[list[tuple[str, str]], str]:
         found.append((fenced.start(), fenced.group(1), fenced.group(2)))
         at = fenced.end()
     found += indented_blocks(text[at:], at, prose)
-    return [(fence, body) for _, fence, body in sorted(found)], "".join(prose)
+    blocks, end = [], 0
+    for start, fence, body in sorted(found):
+        blocks.append((fence, body, text[end:start]))
+        end = start + len(body)
+    return blocks, "".join(prose)
 
 
 INDENTED = re.compile(r"^(?: {4}|\t)")

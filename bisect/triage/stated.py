@@ -1,6 +1,6 @@
 """The values an issue states, where its bug is a wrong value and not an exception: "it returns 7.0
-but should be 6.0", "got [0, 2, 4, 7] instead of [0, 2, 4, 6]", or an output block's "Expected: 6" /
-"Actual: 7" lines. A draft of such an issue judges the reporter's printed output against them
+but should be 6.0", "got [0, 2, 4, 7] instead of [0, 2, 4, 6]", an output block's "Expected: 6" /
+"Actual: 7" lines, or two output blocks the prose above calls the expected and the wrong output. A draft of such an issue judges the reporter's printed output against them
 (kregress.pasted.judge_stated): the wrong value shown is a FAIL, the expected one alone a PASS, and
 an output that shows neither cannot tell. And the generated code an issue calls wrong: "the PTX
 uses `X` where `Y` is expected", with the stage its sentence names, for an `ir` expectation.
@@ -75,6 +75,81 @@ def stated_values(texts: list[str]) -> StatedValues | None:
                 said = f"{expected_line.group(0).strip()} / {wrong_line.group(0).strip()}"
                 return StatedValues(expected, wrong, said)
     return None
+
+
+# The words a reporter puts above an output block: "Expected output:", "gives (what I think is) the
+# correct answer:" / "Output (incorrect, ...):", "Actual:". \bcorrect\b is not "incorrect".
+EXPECTED_LABEL = re.compile(r"\b(?:expected|correct|should|reference|desired|intended|right)\b", re.I)
+WRONG_LABEL = re.compile(r"\b(?:incorrect|wrong|actual|buggy|broken|instead|not\s+correct)\b", re.I)
+# What torch and NumPy print beside the values: never a value
+PRINTED_ATTRIBUTES = re.compile(
+    r"\b(?:device|dtype|requires_grad|grad_fn)=(?:'[^']*'|\"[^\"]*\"|<[^>]*>|[\w.]+)"
+)
+
+PRINTS_VALUES = re.compile(r"(?:tensor|array)\(|\[\s*[-+]?(?:\d|nan|inf)", re.I)
+RUN_GAVE = re.compile(
+    r"\b(?:gives?|gave|prints?|printed|outputs?|returns?|returned|got|produces?|produced|shows?)\b[^\n]*$",
+    re.I,
+)
+SHELL_PROMPT = re.compile(r"^(?:\S.*)?[$#>]\s+(?:python|bash|sh|\./|TRITON_|CUDA_)\S*", re.M)
+
+
+def printed_numbers(block: str) -> tuple[float, ...]:
+    """The values an output block shows: its numbers, less a tensor's device, dtype and grad, and
+    less the shell's prompt line that ran the script (`user@host035 ~ $ python repro.py`)."""
+    lines = [line for line in block.splitlines() if not SHELL_PROMPT.match(line)]
+    return numbers(PRINTED_ATTRIBUTES.sub("", "\n".join(lines)))
+
+
+def output_label(before: str) -> str | None:
+    """ "expected" or "wrong", as the prose's last lines right above an output block say; None where
+    they say neither, or both."""
+    said = " ".join(before.strip().splitlines()[-2:])[-300:]
+    expected, wrong = EXPECTED_LABEL.search(said), WRONG_LABEL.search(said)
+    if bool(expected) == bool(wrong):
+        return None
+    return "expected" if expected else "wrong"
+
+
+def stated_by_outputs(texts: list[list[tuple[str, str]]]) -> StatedValues | None:
+    """Values stated as two output blocks of one text (the body, or a comment), one the prose above
+    calls expected (or correct) and one it calls wrong, or says nothing of: "Running this on main
+    gives: ```tensor([2])``` ... on 3.2 gives the correct answer: ```tensor([3])```". Each text's
+    blocks as (the prose right above, the block); blocks with a traceback are no output."""
+    for labelled in texts:
+        if (stated := stated_by_outputs_of(labelled)) is not None:
+            return stated
+    return None
+
+
+@dataclass(frozen=True)
+class OutputBlock:
+    label: str | None  # "expected", "wrong", or None: what the prose above it calls it
+    values: tuple[float, ...]
+    above: str  # the prose right above it
+    block: str
+
+    def as_run_gave_it(self) -> bool:
+        """Called wrong, or printed as a run prints values, or called what the run gave."""
+        if self.label is not None:
+            return self.label == "wrong"
+        return bool(PRINTS_VALUES.search(self.block) or RUN_GAVE.search(self.above.strip()[-200:]))
+
+
+def stated_by_outputs_of(labelled: list[tuple[str, str]]) -> StatedValues | None:
+    shown = [
+        OutputBlock(output_label(above), values, above, block)
+        for above, block in labelled
+        if not any(TRACEBACK_LINE.match(line) for line in block.splitlines())
+        and (values := printed_numbers(block))
+    ]
+    expected = [b for b in shown if b.label == "expected"]
+    others = [b for b in shown if b.label != "expected" and b.as_run_gave_it()]
+    wrong = [b for b in others if b.label == "wrong"] or others
+    if len(expected) != 1 or len(wrong) != 1 or expected[0].values == wrong[0].values:
+        return None
+    said = " / ".join((b.above.strip().splitlines() or [""])[-1][-120:] for b in (wrong[0], expected[0]))
+    return StatedValues(expected[0].values, wrong[0].values, f"output blocks: {said}")
 
 
 CODE = r"`([^`\n]{2,120})`"
