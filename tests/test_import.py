@@ -1184,6 +1184,27 @@ SCOPE_ISSUE = {
 }
 
 
+def test_a_spelling_names_its_stage_by_the_words_around_it_or_by_how_it_is_written() -> None:
+    """PTX instructions say they are PTX (`div.full.f32`) where no word does; TileLang's reporters
+    call its generated code "the generated CUDA code"; "lowers to `X`, not `Y`" states both."""
+    from kregress.bisect.triage.stated import stated_spelling
+
+    ptx = stated_spelling(["`x / y` emits `div.full.f32` instead of `div.rn.f32` at fp32 midpoints"])
+    assert ptx is not None and (ptx.stage, ptx.wrong, ptx.right) == ("ptx", "div.full.f32", "div.rn.f32")
+    comma = stated_spelling(["Triton's `/` lowers to `div.full.f32` (<= 2 ULP), not `div.rn.f32` (IEEE 754)"])
+    assert comma is not None and (comma.stage, comma.wrong, comma.right) == (
+        "ptx",
+        "div.full.f32",
+        "div.rn.f32",
+    )
+    # words of no stage, spellings of no stage: nothing to check
+    assert stated_spelling(["the kernel uses `acc` instead of `out`"]) is None
+    cuda = "The generated CUDA code uses `make_longlong4` where `make_int4` is expected."
+    source = stated_spelling([cuda], "tilelang")
+    assert source is not None and (source.stage, source.wrong) == ("cuda_source", "make_longlong4")
+    assert stated_spelling([cuda], "triton") is None  # Triton has no CUDA source stage
+
+
 @pytest.mark.slow
 def test_an_issue_naming_a_wrong_spelling_of_the_generated_code_becomes_a_proven_ir_draft(
     tmp_path: Path,

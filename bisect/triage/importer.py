@@ -269,7 +269,7 @@ def extract(issue: UpstreamIssue) -> Evidence:
     stated = stated_values([issue.title, *quoted, *code_comments(repaired.source)]) or stated_by_outputs(
         labelled
     )
-    spelling = stated_spelling([issue.title, *quoted])
+    spelling = stated_spelling([issue.title, *quoted], framework)
     shows_output = not errors and any(
         printed_output(b) for b in [*outputs, *printed_comments(repaired.source)]
     )

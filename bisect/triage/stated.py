@@ -1,9 +1,11 @@
 """The values an issue states, where its bug is a wrong value and not an exception: "it returns 7.0
 but should be 6.0", "got [0, 2, 4, 7] instead of [0, 2, 4, 6]", an output block's "Expected: 6" /
-"Actual: 7" lines, or two output blocks the prose above calls the expected and the wrong output. A draft of such an issue judges the reporter's printed output against them
-(kregress.pasted.judge_stated): the wrong value shown is a FAIL, the expected one alone a PASS, and
-an output that shows neither cannot tell. And the generated code an issue calls wrong: "the PTX
-uses `X` where `Y` is expected", with the stage its sentence names, for an `ir` expectation.
+"Actual: 7" lines, or two output blocks the prose above calls the expected and the wrong output. A
+draft of such an issue judges the reporter's printed output against them (kregress.pasted.
+judge_stated): the wrong value shown is a FAIL, the expected one alone a PASS, and an output that
+shows neither cannot tell. And the generated code an issue calls wrong: "the PTX uses `X` where `Y`
+is expected", with the stage its sentence names (or the one its spellings are written in), for an
+`ir` expectation.
 
 Error messages quote numbers too ("expected 3 arguments, got 2"): a traceback's lines are never
 read, and between the two values only a few linking words may stand.
@@ -162,6 +164,8 @@ SPELLINGS = [
     # emits `X` where `Y` is expected / generates `X` instead of `Y`
     (rf"\b{EMITS}\s+{ARTICLE}{CODE}[^`\n]{{0,60}}?\b(?:where|while|whereas|but|instead\s+of|rather\s+than)\s+"
      rf"{ARTICLE}{CODE}", "wrong"),
+    # lowers to `X` (<= 2 ULP), not `Y`
+    (rf"\b{EMITS}\s+{ARTICLE}{CODE}[^`\n]{{0,60}}?,\s*not\s+(?:the\s+)?(?:[\w-]+\s+){{0,3}}?{CODE}", "wrong"),
     # expected `Y` but it emits `X` / should use `Y`, not `X`
     (rf"\b(?:expected|should\s+(?:emit|generate|use|be|contain))\s+{ARTICLE}{CODE}[^`\n]{{0,60}}?"
      rf"\b(?:but|while|whereas|not)\b[^`\n]{{0,40}}?{CODE}", "right"),
@@ -174,6 +178,17 @@ STAGE_WORDS = [
     ("ttir", r"\bttir\b"),
     ("spv", r"\bspir-?v\b"),
 ]
+# TileLang's generated code is CUDA C++ (the `cuda_source` stage): how its reporters name it
+CUDA_SOURCE_WORDS = (
+    r"\b(?:cuda\s+(?:source|code|kernel)|generated\s+(?:cuda|source|code|kernel)|kernel\s+source"
+    r"|get_kernel_source)"
+)
+# A PTX instruction spells its opcode and its modifiers with dots, a type or state space among them
+# (`div.full.f32`, `ld.global.v4.b32`, `cvt.rn.bf16.f32`): a spelling's stage where no word says it.
+PTX_INSTRUCTION = re.compile(
+    r"^[a-z][a-z0-9]*(?:\.[a-z0-9_]+)*\.(?:[fbsu](?:8|16|32|64)|bf16|tf32|e4m3|e5m2|pred|v[248]|global|shared"
+    r"|local|const|param|sync|aligned)(?:\.[a-z0-9_]+)*$"
+)
 
 
 @dataclass(frozen=True)
@@ -186,14 +201,21 @@ class StatedSpelling:
     said: str
 
 
-def stage_named(text: str) -> str | None:
-    found = [(m.start(), stage) for stage, words in STAGE_WORDS if (m := re.search(words, text, re.I))]
+def stage_named(text: str, framework: str = "triton") -> str | None:
+    words = [*STAGE_WORDS, ("cuda_source", CUDA_SOURCE_WORDS)] if framework == "tilelang" else STAGE_WORDS
+    found = [(m.start(), stage) for stage, said in words if (m := re.search(said, text, re.I))]
     return min(found)[1] if found else None
 
 
-def stated_spelling(texts: list[str]) -> StatedSpelling | None:
-    """The first "emits `X` where `Y` is expected" the texts state, with the IR stage named in its
-    sentence (else anywhere in that text); None without both."""
+def stage_of_spelling(wrong: str, right: str) -> str | None:
+    """The stage both spellings are written in, where they say it themselves: PTX instructions."""
+    return "ptx" if all(PTX_INSTRUCTION.match(s.strip()) for s in (wrong, right)) else None
+
+
+def stated_spelling(texts: list[str], framework: str = "triton") -> StatedSpelling | None:
+    """The first "emits `X` where `Y` is expected" the texts state, with the stage named in its
+    sentence (else anywhere in that text, else the one both spellings are written in: PTX's
+    instructions); None without both. TileLang's generated code is its CUDA source."""
     for text in texts:
         for pattern, first in SPELLINGS:
             for found in re.finditer(pattern, text, re.I):
@@ -201,7 +223,11 @@ def stated_spelling(texts: list[str]) -> StatedSpelling | None:
                     (found.group(1), found.group(2)) if first == "wrong" else (found.group(2), found.group(1))
                 )
                 around = text[max(0, found.start() - 200) : found.end() + 100]
-                stage = stage_named(around) or stage_named(text)
+                stage = (
+                    stage_named(around, framework)
+                    or stage_named(text, framework)
+                    or stage_of_spelling(wrong, right)
+                )
                 if stage and wrong.strip() != right.strip():
                     return StatedSpelling(
                         stage, wrong.strip(), right.strip(), " ".join(found.group(0).split())
