@@ -71,6 +71,7 @@ CUDA_RUNTIME_WHEELS = {
     "libnvrtc.so.13": ("nvidia-cuda-nvrtc>=13,<14", "nvidia/cu13/lib"),
 }
 CUDA_DRIVER = "libcuda.so.1"
+CUDA_DRIVER_LINK = "libcuda.so"  # what `-lcuda` asks the linker for (TileLang 0.1.6's nvcc line)
 CUDA_ERROR_NO_DEVICE = 100
 NATIVE_PACKAGES = tuple(p for f in FRAMEWORKS.values() for p in f.native_packages)
 
@@ -187,7 +188,9 @@ class Toolchain:
             **lender,
         }
         if self.may_need_native_libraries():  # a changed rule of what provides them: a new environment
-            fingerprint["native_libraries"] = {"runtime": CUDA_RUNTIME_WHEELS, "driver": CUDA_DRIVER}
+            fingerprint["native_libraries"] = {
+                "runtime": CUDA_RUNTIME_WHEELS, "driver": CUDA_DRIVER, "link": CUDA_DRIVER_LINK
+            }  # fmt: skip
         if package_index():  # only when set, so the keys of PyPI environments stay as they were
             fingerprint["index"] = package_index()
         return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
@@ -304,8 +307,9 @@ class Environment:
 
     def interpreter(self) -> Interpreter:
         env = {k: v.replace("{root}", str(self.root)) for k, v in self.meta.get("env", {}).items()}
-        if "LD_LIBRARY_PATH" in env and os.environ.get("LD_LIBRARY_PATH"):
-            env["LD_LIBRARY_PATH"] += os.pathsep + os.environ["LD_LIBRARY_PATH"]
+        for paths in ("LD_LIBRARY_PATH", "LIBRARY_PATH"):  # the machine's own come after the environment's
+            if paths in env and os.environ.get(paths):
+                env[paths] += os.pathsep + os.environ[paths]
         return Interpreter(
             str(self.python), env, self.toolchain.name, tuple(self.toolchain.commits().items())
         )
@@ -482,6 +486,10 @@ def build_driver_stub(users: set[Path], folder: Path, toolchain: Toolchain) -> N
         )
     run_installer([compiler, "-shared", "-fPIC", "-o", str(folder / CUDA_DRIVER), str(source)],
                   "building the CUDA driver stub", toolchain)  # fmt: skip
+    # a release whose nvcc line links the generated host code with `-lcuda` (TileLang 0.1.6) finds
+    # the stub through LIBRARY_PATH: with no driver here it failed to link every kernel
+    if not (folder / CUDA_DRIVER_LINK).is_symlink():
+        (folder / CUDA_DRIVER_LINK).symlink_to(CUDA_DRIVER)
 
 
 def provide_cuda_libraries(
@@ -497,16 +505,18 @@ def provide_cuda_libraries(
         run_installer([*install, *wheels], "installing CUDA runtime libraries", toolchain)
     folders = (CUDA_RUNTIME_WHEELS[name][1] for name in sorted(missing) if name in CUDA_RUNTIME_WHEELS)
     paths = [str(site / folder) for folder in dict.fromkeys(folders)]
+    linked: dict[str, str] = {}
     if CUDA_DRIVER in missing:
         log(f"no CUDA driver here: building a stub {CUDA_DRIVER} for {toolchain.name}")
         build_driver_stub(missing[CUDA_DRIVER], folder / "kregress-cuda-stub", toolchain)
         paths.insert(0, str(folder / "kregress-cuda-stub"))
+        linked = {"LIBRARY_PATH": "{root}/kregress-cuda-stub"}
     library_path = os.pathsep.join([*paths, os.environ.get("LD_LIBRARY_PATH", "")]).rstrip(os.pathsep)
     still = missing_libraries(site, {**os.environ, "LD_LIBRARY_PATH": library_path})
     if still:
         raise ToolchainError(f"toolchain {toolchain.name!r}: still cannot load {', '.join(sorted(still))}")
     # Paths are written relative to the environment, which is renamed into place after the build.
-    return {"LD_LIBRARY_PATH": os.pathsep.join(p.replace(str(folder), "{root}") for p in paths)}
+    return {"LD_LIBRARY_PATH": os.pathsep.join(p.replace(str(folder), "{root}") for p in paths), **linked}
 
 
 def build(

@@ -82,3 +82,23 @@ def test_a_release_that_cannot_load_its_runtime_here_is_skipped_naming_the_libra
         compile_session({"backend": "cuda", "name": "cuda:sm_90"}),
     ):
         pass
+
+
+def test_a_frontend_error_keeps_what_raised_it_even_without_a_message() -> None:
+    """Triton's CompilationError ends with the source and a caret; its cause is the diagnosis. An
+    `assert` in the frontend raises an AssertionError with no text: the record's last line was the
+    caret alone ("CompilationError:   ^"), now the cause's class."""
+    from kregress.adapters.triton_aot import with_cause
+
+    def raised(cause: BaseException) -> BaseException:
+        try:
+            try:
+                raise cause
+            except BaseException as inner:
+                raise RuntimeError("at 3:4:\n    x = tl.topk(y, 3)\n    ^") from inner
+        except RuntimeError as exc:
+            return exc
+
+    assert with_cause(raised(AssertionError())).splitlines()[-1] == "AssertionError (no message)"
+    said = with_cause(raised(ValueError("k must be a power of 2")))
+    assert said.splitlines()[-1] == "ValueError: k must be a power of 2"

@@ -50,6 +50,36 @@ def test_old_tilelang_loads_without_a_gpu_and_is_judged(tmp_path) -> None:
     assert registers["outcome"] == "SKIP"  # that release exposes no PTX: reported, never passed
 
 
+COMPILES_MANIFEST = """
+title = "TileLang: atomic accumulation, built to a cubin"
+framework = "tilelang"
+
+[upstream]
+repo = "example/kernels"
+issue = "https://github.com/example/kernels/issues/7"
+
+[[expect]]
+name = "builds"
+kind = "compiles"
+kernel = "accumulate"
+"""
+
+
+@pytest.mark.slow
+def test_an_old_tilelang_release_links_what_it_builds_against_the_driver_stub(tmp_path) -> None:
+    """TileLang 0.1.6.post2 links the host code it generates with `-lcuda`: with no driver on this
+    machine every kernel failed to link ("cannot find -lcuda") and SKIPped as a fault of the
+    toolkit. Its environment's driver stub is on LIBRARY_PATH too: the kernel is built."""
+    repro = (CORPORA / "tilelang" / "atomic_accumulate" / "repro.py").read_text()
+    run = run_written_case(
+        tmp_path, "accumulate_built", repro, COMPILES_MANIFEST,
+        args=("--toolchain", "tilelang==0.1.6.post2", "--target", "cuda:sm_90"),
+    )  # fmt: skip
+    built = run.item("accumulate_built::builds[cuda:sm_90]")
+    assert built["outcome"] == "PASS", run.output[-3000:]
+    assert built["toolchain"]["tilelang"] == "0.1.6.post2"
+
+
 @pytest.mark.slow
 def test_a_tilelang_release_linked_against_cuda_13_loads_and_is_judged(tmp_path) -> None:
     """TileLang 0.1.7.post2 links libnvrtc.so.13: its environment gets CUDA 13's NVRTC wheel (whose

@@ -478,6 +478,8 @@ def with_cause(exc: BaseException) -> str:
     text = str(exc)
     if cause is not None and str(cause) and str(cause) not in text:
         text += f"\n{type(cause).__name__}: {cause}"
+    elif cause is not None and not str(cause):  # `assert x` in the frontend: the class is what it says
+        text += f"\n{type(cause).__name__} (no message)"
     return text
 
 
