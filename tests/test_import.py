@@ -1525,6 +1525,13 @@ def test_an_issue_showing_its_runs_output_is_never_proven_on_an_exception() -> N
     commented = "```python\nimport triton\nx = k()\nprint(x)\n# [ 1.,  0.,  inf, nan]]\n```\n"
     assert extract(issue(commented)).shows_output
     assert not extract(issue(commented.replace("print(x)", "y = x"))).shows_output  # a comment, no print
+    # The generated code the paste prints, shown as its output ("### Generated Code" and a cuda
+    # block): the reporter's run built the kernel, so a release failing to build it is not the bug.
+    source = "```python\nimport tilelang\nk = make()\nprint(k.get_kernel_source())\n```\n\n"
+    assert extract(
+        issue(source + "### Generated Code\n\n```cuda\n#include <tl_templates/cuda/gemm.h>\n```\n")
+    ).shows_output
+    assert not extract(issue(source + "```\nsome notes\n```\n")).shows_output  # no generated code shown
     summary = Summary("u")
     locator = Locator(Path("."), "d", [], summary, 60.0, shows_output=True)
     raised = "RUNTIME_ERROR: AssertionError: triton.language must be visible"

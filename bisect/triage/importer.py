@@ -239,6 +239,7 @@ def extract(issue: UpstreamIssue) -> Evidence:
     (`@triton.jit`, `tl.` calls, TileLang's `T.Kernel`): most kernels are pasted without imports."""
     blocks, quoted, outputs = [], [], []
     labelled: list[list[tuple[str, str]]] = []  # each text's output blocks, with the prose above
+    generated = False  # an output block shows generated code (CUDA source, PTX, LLVM IR, MLIR)
     for text in issue.texts():
         found, prose = code_blocks(text)
         labelled.append([])
@@ -250,6 +251,7 @@ def extract(issue: UpstreamIssue) -> Evidence:
                 quoted.append(body)
                 outputs.append(body)
                 labelled[-1].append((before, body))
+                generated |= fence.lower() in GENERATED_FENCES or bool(GENERATED_TEXT.search(body))
         quoted.append(prose)
     if not blocks:
         raise ImportStopped(
@@ -270,8 +272,10 @@ def extract(issue: UpstreamIssue) -> Evidence:
         labelled
     )
     spelling = stated_spelling([issue.title, *quoted], framework)
-    shows_output = not errors and any(
-        printed_output(b) for b in [*outputs, *printed_comments(repaired.source)]
+    # the reporter's run ended with output: values printed, or the generated code its paste prints
+    shows_output = not errors and (
+        any(printed_output(b) for b in [*outputs, *printed_comments(repaired.source)])
+        or (generated and bool(PRINTS_GENERATED.search(repaired.source)))
     )
     return Evidence(
         repaired.source, len(blocks), list(dict.fromkeys(errors)), framework, pasted, repaired.repairs,
@@ -330,6 +334,14 @@ def indented_blocks(text: str, offset: int, prose: list[str]) -> list[tuple[int,
     return found
 
 
+GENERATED_FENCES = {"cuda", "cu", "cpp", "c++", "c", "ptx", "llvm", "mlir", "asm"}
+GENERATED_TEXT = re.compile(
+    r'^\s*(?:#include\b|\.version\b|\.target\b|extern "C"|__global__\b|define\s|; ModuleID'
+    r"|module attributes)",
+    re.M,
+)
+# a paste that prints the code its compiler generated: TileLang's source, a Triton kernel's asm
+PRINTS_GENERATED = re.compile(r"print\([^\n]*(?:get_kernel_source\(|\.asm\[)")
 PRINTED = re.compile(r"tensor\(|array\(|\[\s*[-+]?(?:\d|nan|inf)", re.I)
 
 
