@@ -293,6 +293,10 @@ def issue(
         ("python: Pass.cpp:324: void f(): Assertion `op->getNumOperands() == 2' failed.\n"
          "RuntimeError: PassManager::run failed",
          "Assertion `op->getNumOperands() == 2' failed"),
+        # a CompilationError ends with its diagnosis as the exception's repr, on a line of its own
+        ("triton.compiler.errors.CompilationError: at 4:4:\n    for i in range(8):\n    ^\n"
+         'AssertionError("Loop carried variable a0 changed type, was tensor")',
+         "AssertionError: Loop carried variable a0 changed type, was tensor"),
         ("it is slow", None),
     ],
 )  # fmt: skip

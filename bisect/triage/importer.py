@@ -65,6 +65,21 @@ CODE_BLOCK = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|`{1,2}[ \t]*\Z|\
 PYTHON_FENCES = {"", "python", "py", "python3", "ipython"}
 EXCEPTION_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|OutOfResources)"
 RAISED = re.compile(rf"^\s*({EXCEPTION_NAME})(?::\s*(.*))?$")
+# How Triton's CompilationError ends: the diagnosis as its exception's repr, on a line of its own
+# (`AssertionError("Loop carried variable a0 changed type ...")`, `ValueError('...')`).
+RAISED_REPR = re.compile(rf"""^\s*({EXCEPTION_NAME})\((['"])(.*)\2\)\s*$""")
+
+
+def raised_line(line: str) -> str | None:
+    """The exception a quoted line shows, as `Name: message`: printed so by a traceback, or as the
+    repr a CompilationError's last line gives."""
+    if RAISED.match(line):
+        return line.strip()
+    if found := RAISED_REPR.match(line):
+        return f"{found.group(1)}: {found.group(3)}"
+    return None
+
+
 # An exception named in a sentence ("... it will report InterpreterError: TypeError(...). Then"), to
 # the sentence's end.
 IN_PROSE = re.compile(rf"(?<![\w.])({EXCEPTION_NAME}:\s*\S.*?)(?:[.,;]?\s*$|\.\s+(?=[A-Z]))")
@@ -389,9 +404,9 @@ def quoted_errors(text: str) -> list[str]:
     found = [quoted_error(text)]
     lines = text.splitlines()
     found += assertions(lines[::-1])
-    found += [line.strip() for line in reversed(lines) if RAISED.match(line)]
+    found += [raised for line in reversed(lines) if (raised := raised_line(line))]
     found += [line.strip() for line in reversed(lines) if COMPILER_ERROR.match(line)]
-    found += [m.group(1) for line in lines if not RAISED.match(line) and (m := IN_PROSE.search(line))]
+    found += [m.group(1) for line in lines if not raised_line(line) and (m := IN_PROSE.search(line))]
     return [e for e in dict.fromkeys(found) if e]
 
 
@@ -415,7 +430,7 @@ def quoted_error(text: str) -> str | None:
     asserted = assertions(lines)
     if asserted:
         return asserted[-1]
-    raised = [line.strip() for line in lines if RAISED.match(line)]
+    raised = [found for line in lines if (found := raised_line(line))]
     if raised:
         return raised[-1]
     compiler = [line.strip() for line in lines if COMPILER_ERROR.match(line)]
