@@ -40,9 +40,13 @@ SIGNATURE_DTYPES = {"fp64": "float64", "fp32": "float32", "fp16": "float16", "bf
 
 
 def on_cpu(source: str) -> str:
-    """The code with its GPU device strings, `.cuda()` and `torch.cuda.synchronize()` on the CPU."""
+    """The code with its GPU device strings, `.cuda()` and `torch.cuda.synchronize()` on the CPU, and
+    a GPU's device context (`with torch.cuda.device(x.device.index):`, `torch.cuda.set_device(0)`)
+    one that selects nothing: on the CPU there is no device to select."""
     source = DEVICE_STRING.sub(r"\1cpu\1", source)
     source = re.sub(r"\.cuda\(\)", ".cpu()", source)
+    source = re.sub(r"\btorch\.(?:cuda|xpu)\.device\(", "__import__('contextlib').nullcontext(", source)
+    source = re.sub(r"\btorch\.(?:cuda|xpu)\.set_device\(", "(lambda *_: None)(", source)
     return re.sub(r"torch\.(cuda|xpu)\.synchronize\(\)", "torch.cpu.synchronize()", source)
 
 

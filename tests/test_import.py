@@ -1604,3 +1604,16 @@ def test_a_script_reading_its_arguments_runs_with_its_defaults_as_its_reporter_r
     path = tmp_path / "pasted.py"
     assert execute(path, code).M == 4096
     assert sys.argv == ["pytest", "corpus/x", "--toolchain", "tilelang==0.1.15"]  # given back
+
+
+def test_a_gpus_device_context_selects_nothing_when_the_paste_runs_on_the_cpu(tmp_path: Path) -> None:
+    """`with torch.cuda.device(x.device.index):` around a launch: on the CPU the index is None and
+    torch refused it ("'<' not supported between 'NoneType' and 'int'") before the kernel ran, a
+    failure of the move to the CPU, never the compiler's."""
+    from kregress.pasted import execute, on_cpu
+
+    code = (
+        "import torch\n\nx = torch.ones(4, device='cuda')\ntorch.cuda.set_device(0)\n"
+        "with torch.cuda.device(x.device.index):\n    y = x * 2\n"
+    )
+    assert execute(tmp_path / "pasted.py", on_cpu(code)).y.tolist() == [2.0] * 4
