@@ -45,8 +45,9 @@ def on_cpu(source: str) -> str:
     one that selects nothing: on the CPU there is no device to select."""
     source = DEVICE_STRING.sub(r"\1cpu\1", source)
     source = re.sub(r"\.cuda\(\)", ".cpu()", source)
-    source = re.sub(r"\btorch\.(?:cuda|xpu)\.device\(", "__import__('contextlib').nullcontext(", source)
-    source = re.sub(r"\btorch\.(?:cuda|xpu)\.set_device\(", "(lambda *_: None)(", source)
+    selects = "(lambda *_, **__: __import__('contextlib').nullcontext())("
+    source = re.sub(r"\btorch\.(?:cuda|xpu)\.device\(", selects, source)
+    source = re.sub(r"\btorch\.(?:cuda|xpu)\.set_device\(", "(lambda *_, **__: None)(", source)
     return re.sub(r"torch\.(cuda|xpu)\.synchronize\(\)", "torch.cpu.synchronize()", source)
 
 

@@ -1613,7 +1613,118 @@ def test_a_gpus_device_context_selects_nothing_when_the_paste_runs_on_the_cpu(tm
     from kregress.pasted import execute, on_cpu
 
     code = (
-        "import torch\n\nx = torch.ones(4, device='cuda')\ntorch.cuda.set_device(0)\n"
+        "import torch\n\nx = torch.ones(4, device='cuda')\ntorch.cuda.set_device(device=0)\n"
         "with torch.cuda.device(x.device.index):\n    y = x * 2\n"
     )
     assert execute(tmp_path / "pasted.py", on_cpu(code)).y.tolist() == [2.0] * 4
+    assert "torch.cuda.device(" not in on_cpu(code) and "set_device" not in on_cpu(code)
+
+
+def test_a_spelling_said_with_should_names_the_right_one_first() -> None:
+    """ "should use `X`, not `Y`" names what the code should have first: read the other way round,
+    the fixed releases would be the bug's."""
+    from kregress.bisect.triage.stated import stated_spelling
+
+    for said in (
+        "The PTX should use `div.rn.f32`, not `div.full.f32`.",
+        "It must lower to `div.rn.f32` instead of `div.full.f32`.",
+        "Triton's `/` lowers to `div.full.f32`, not `div.rn.f32`.",
+    ):
+        spelling = stated_spelling([said])
+        assert spelling is not None, said
+        assert (spelling.wrong, spelling.right) == ("div.full.f32", "div.rn.f32"), said
+    # dotted names that are no PTX instruction name no stage
+    assert stated_spelling(["the kernel uses `acc.local` instead of `acc.shared`"]) is None
+
+
+@pytest.mark.parametrize(
+    ("above", "label"),
+    [
+        ("Expected output:", "expected"),
+        ("On 3.2 it gives (what I think is) the correct answer:", "expected"),
+        ("Output (incorrect, only the first is written):", "wrong"),
+        ("Output (not what I expected):", "wrong"),
+        ("I expected it to match torch. Running it gives:", "run"),
+        ("This should work, but it prints:", "run"),
+        ("Right now it prints:", "run"),
+        ("Input:", None),
+        ("Environment:", None),
+    ],
+)
+def test_the_words_above_an_output_block_say_which_side_it_is(above: str, label: str | None) -> None:
+    from kregress.bisect.triage.stated import output_label
+
+    assert output_label(f"Some text.\n\n{above}\n") == label
+
+
+def test_an_input_or_an_error_block_is_never_the_wrong_output() -> None:
+    from kregress.bisect.triage.stated import stated_by_outputs
+
+    expected = ("Expected:", "tensor([2, 4, 6])")
+    assert stated_by_outputs([[("Input:", "tensor([1, 2, 3])"), expected]]) is None
+    errors = ("On main it gives:", "repro.cu(12): error: identifier 'x' is undefined")
+    assert stated_by_outputs([[errors, expected]]) is None
+    run = ("On main it gives:", "tensor([2, 4, 7])")
+    stated = stated_by_outputs([[run, expected]])
+    assert stated is not None and stated.wrong == (2.0, 4.0, 7.0)
+
+
+def test_the_prose_above_a_block_is_the_text_after_the_block_before_it() -> None:
+    from kregress.bisect.triage.importer import code_blocks
+
+    text = "Run:\n\n```python\nprint(expected)\n```\n\nOutput:\n\n```\n[1]\n```\n\n    x = 1\n\nDone."
+    blocks, _ = code_blocks(text)
+    assert [before for _, _, before in blocks] == ["Run:\n\n", "\n\nOutput:\n\n", "\n\n"]
+
+
+def test_an_indented_traceback_quoting_an_import_is_output_not_code() -> None:
+    body = (
+        "```python\nimport triton\nkernel[(1,)]()\n```\n\nIt fails:\n\n"
+        "    Traceback (most recent call last):\n"
+        '      File "x.py", line 3, in <module>\n        from triton.compiler import compile\n'
+        "    RuntimeError: boom\n\n1. Steps\n\n    from the shell, run it\n"
+    )
+    evidence = extract(issue(body))
+    assert evidence.blocks == 1 and evidence.error == "RuntimeError: boom"
+
+
+def test_a_function_that_compiles_its_prim_func_itself_is_whole() -> None:
+    from kregress.bisect.triage.complete import factories_without_return
+
+    kernel = '    @T.prim_func\n    def main(a: T.Tensor((4,), "float32")):\n        pass\n'
+    assert factories_without_return(f"def run():\n{kernel}    k = tilelang.compile(main)\n") == []
+    assert factories_without_return(f"def make():\n{kernel}    yield main\n") == []
+    assert factories_without_return(f"def make():\n{kernel}") == ["make"]
+
+
+class JudgedAlready(Locator):
+    """A locator whose points are given: the search's logic alone."""
+
+    def __init__(self, outcomes: dict[str, tuple[Outcome, str]], patterns: list[str]) -> None:
+        super().__init__(Path("."), "d", patterns, Summary("u"), 60.0)
+        self.outcomes = outcomes
+
+    def judge(self, target: str, release: str) -> Point:
+        outcome, message = self.outcomes[release]
+        point = Point(target, release, outcome, message, "COMPILE_ERROR" if outcome == Outcome.FAIL else None)
+        self.summary.judged.append(point)
+        return point
+
+
+def test_past_a_release_that_cannot_tell_the_walk_stops_at_one_that_ran_clean() -> None:
+    from kregress.bisect.triage.importer import next_release_showing
+
+    versions = ["c==0.1", "c==0.2", "c==0.3", "c==0.4"]
+    unloadable = (Outcome.SKIP, "cannot load here: libtinyrt.so.13")
+    shows = (Outcome.FAIL, "COMPILE_ERROR: ValueError: tiny scale")
+    clean = (Outcome.PASS, "1 config(s) compiled")
+    quoted = ["tiny scale"]
+    outcomes = {"c==0.1": unloadable, "c==0.2": shows, "c==0.3": shows, "c==0.4": clean}
+    found = next_release_showing(JudgedAlready(outcomes, quoted), "cuda:sm_90", versions, "c==0.1")
+    assert found == ["c==0.2"]
+    # nothing quoted: any failure of the next releases would count, so nothing is walked
+    assert next_release_showing(JudgedAlready(outcomes, []), "cuda:sm_90", versions, "c==0.1") == []
+    # the reporter's release, judged clean before the walk: never walked past
+    named = JudgedAlready({**outcomes, "c==0.2": clean, "c==0.3": shows}, quoted)
+    named.judge("cuda:sm_90", "c==0.2")
+    assert next_release_showing(named, "cuda:sm_90", versions, "c==0.1") == []

@@ -413,7 +413,11 @@ def triton_completion(tree: ast.Module) -> Completion | None:
         return None
     # a helper is called by another kernel, or handed to one (`combine_fn=op` of a scan or a reduce):
     # compiled alone it is no kernel of the paste's
-    helpers = {n.id for k in kernels for n in ast.walk(k) if isinstance(n, ast.Name) and n.id != k.name}
+    names = {k.name for k in kernels}
+    helpers = {
+        n.id for k in kernels for n in ast.walk(k)
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in names and n.id != k.name
+    }  # fmt: skip
     entry = next((k for k in kernels if k.name not in helpers), kernels[0])
     constexprs = [
         a.arg
@@ -465,10 +469,11 @@ def tilelang_completion(tree: ast.Module) -> Completion | None:
 
 
 def factories_without_return(code: str) -> list[str]:
-    """The TileLang kernel factories the code defines (a function holding a @T.prim_func) that
-    return nothing: a paste cut inside its kernel, at a statement's end, still parses, and the
-    factory then hands None to the framework, whose refusal ("target function must be a PrimFunc")
-    is the paste's loss, never the compiler's bug."""
+    """The TileLang kernel factories the code defines (a function holding a @T.prim_func) whose
+    prim_func nothing after it uses: not returned, yielded, compiled or passed on. A paste cut
+    inside its kernel, at a statement's end, still parses, and such a factory then hands None to
+    the framework, whose refusal ("target function must be a PrimFunc") is the paste's loss, never
+    the compiler's bug. A function that compiles its prim_func itself, or returns it, is whole."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
@@ -479,19 +484,25 @@ def factories_without_return(code: str) -> list[str]:
     for node in defined.values():
         if "prim_func" in decorator_names(node):
             continue
-        holds = any(
-            isinstance(i, ast.FunctionDef) and "prim_func" in decorator_names(i) for i in ast.walk(node)
-        )
-        returns = any(isinstance(r, ast.Return) and r.value is not None for r in walk_scope_of(node))
-        if holds and not returns:
+        kernels = [n for n in walk_scope_of(node) if isinstance(n, ast.FunctionDef)]
+        kernels = [k for k in kernels if "prim_func" in decorator_names(k)]
+        if not kernels:
+            continue
+        read = {n.id for n in walk_scope_of(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        gives = any(isinstance(n, ast.Return | ast.Yield | ast.YieldFrom) and n.value is not None
+                    for n in walk_scope_of(node))  # fmt: skip
+        if not gives and not any(k.name in read for k in kernels):
             cut.append(node.name)
     return cut
 
 
 def walk_scope_of(function: ast.FunctionDef) -> Iterator[ast.AST]:
-    """The nodes of a function's own body, not of the functions it defines."""
+    """The nodes of a function's own body, and the functions it defines (not their bodies)."""
     for statement in function.body:
-        yield from walk_scope(statement)
+        if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
+            yield statement
+        else:
+            yield from walk_scope(statement)
 
 
 def completion_for(code: str, framework: str) -> Completion | None:

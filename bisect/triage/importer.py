@@ -41,7 +41,7 @@ from packaging.version import Version
 from kregress.bisect.github.client import explain
 from kregress.bisect.search import PointVerdict, search
 from kregress.bisect.triage.complete import Completion, completion_for, factories_without_return
-from kregress.bisect.triage.repair import looks_like_kernel_code, repair
+from kregress.bisect.triage.repair import KERNEL_MARKERS, looks_like_kernel_code, repair, repair_block
 from kregress.bisect.triage.stated import (
     StatedSpelling,
     StatedValues,
@@ -253,19 +253,18 @@ def extract(issue: UpstreamIssue) -> Evidence:
     every error it quotes. A block counts when it imports something or is plainly a kernel's
     (`@triton.jit`, `tl.` calls, TileLang's `T.Kernel`): most kernels are pasted without imports."""
     blocks, quoted, outputs = [], [], []
-    labelled: list[list[tuple[str, str]]] = []  # each text's output blocks, with the prose above
+    outputs_with_prose: list[list[tuple[str, str]]] = []  # each text's output blocks, the prose above
     generated = False  # an output block shows generated code (CUDA source, PTX, LLVM IR, MLIR)
     for text in issue.texts():
         found, prose = code_blocks(text)
-        labelled.append([])
+        outputs_with_prose.append([])
         for fence, body, before in found:
-            importing = re.search(r"^\s*(import|from)\s+\w+", body, re.M)
-            if fence.lower() in PYTHON_FENCES and (importing or looks_like_kernel_code(body)):
+            if python_block(fence, body):
                 blocks.append(body.rstrip() + "\n")
             else:
                 quoted.append(body)
                 outputs.append(body)
-                labelled[-1].append((before, body))
+                outputs_with_prose[-1].append((before, body))
                 generated |= fence.lower() in GENERATED_FENCES or bool(GENERATED_TEXT.search(body))
         quoted.append(prose)
     if not blocks:
@@ -284,7 +283,7 @@ def extract(issue: UpstreamIssue) -> Evidence:
         )  # fmt: skip
     pasted = "\n\n".join(blocks)
     stated = stated_values([issue.title, *quoted, *code_comments(repaired.source)]) or stated_by_outputs(
-        labelled
+        outputs_with_prose
     )
     spelling = stated_spelling([issue.title, *quoted], framework)
     # the reporter's run ended with output: values printed, or the generated code its paste prints
@@ -303,29 +302,31 @@ def code_blocks(text: str) -> tuple[list[tuple[str, str, str]], str]:
     """The text's code blocks as GitHub renders them, in order, each as (its fence's info, its
     code, the prose right before it), and the prose around them all: fenced blocks, and indented
     ones (lines of four spaces or a tab after a blank line, as CommonMark reads a reporter's paste
-    without fences)."""
-    found: list[tuple[int, str, str]] = []
+    without fences; their info is INDENTED_BLOCK)."""
+    found: list[tuple[int, int, str, str]] = []
     prose: list[str] = []
     at = 0
     for fenced in CODE_BLOCK.finditer(text):
         found += indented_blocks(text[at : fenced.start()], at, prose)
-        found.append((fenced.start(), fenced.group(1), fenced.group(2)))
+        found.append((fenced.start(), fenced.end(), fenced.group(1), fenced.group(2)))
         at = fenced.end()
     found += indented_blocks(text[at:], at, prose)
     blocks, end = [], 0
-    for start, fence, body in sorted(found):
+    for start, stop, fence, body in sorted(found):
         blocks.append((fence, body, text[end:start]))
-        end = start + len(body)
+        end = stop
     return blocks, "".join(prose)
 
 
 INDENTED = re.compile(r"^(?: {4}|\t)")
+INDENTED_BLOCK = "(indented)"  # the info of a block indented without fences
 
 
-def indented_blocks(text: str, offset: int, prose: list[str]) -> list[tuple[int, str, str]]:
-    """The indented code blocks of text outside any fence (their info is ""), the rest kept as prose.
-    A block starts after a blank line (an indented line right after a paragraph continues it), takes
-    blank lines within it, and ends before the first line indented less."""
+def indented_blocks(text: str, offset: int, prose: list[str]) -> list[tuple[int, int, str, str]]:
+    """The indented code blocks of text outside any fence, as (start, end, INDENTED_BLOCK, code),
+    the rest kept as prose. A block starts after a blank line (an indented line right after a
+    paragraph continues it), takes blank lines within it, and ends before the first line indented
+    less."""
     lines = text.splitlines(keepends=True)
     found, kept, n, position = [], [], 0, offset
     while n < len(lines):
@@ -341,12 +342,29 @@ def indented_blocks(text: str, offset: int, prose: list[str]) -> list[tuple[int,
             end += 1
         while end > n and not lines[end - 1].strip():  # trailing blank lines are not the block's
             end -= 1
-        code = "".join(re.sub(r"^(?: {4}|\t)", "", line) for line in lines[n:end])
-        found.append((position, "", code))
-        position += sum(len(line) for line in lines[n:end])
+        code = "".join(INDENTED.sub("", line) for line in lines[n:end])
+        length = sum(len(line) for line in lines[n:end])
+        found.append((position, position + length, INDENTED_BLOCK, code))
+        position += length
         n = end
     prose.append("".join(kept))
     return found
+
+
+# A block that quotes a traceback is output, whatever source lines it quotes (`from x import y`)
+TRACEBACK = re.compile(r'^\s*(?:Traceback \(most recent call last\)|File "[^"]*", line \d+)', re.M)
+
+
+def python_block(fence: str, body: str) -> bool:
+    """Whether a block is the reporter's Python: fenced as Python (or unmarked) and importing
+    something or plainly a kernel's, never a traceback; an indented block only where it parses
+    (a list item's paragraph can start with "from ...")."""
+    if TRACEBACK.search(body):
+        return False
+    importing = re.search(r"^\s*(import|from)\s+\w+", body, re.M)
+    if fence == INDENTED_BLOCK:
+        return bool(importing or KERNEL_MARKERS.search(body)) and repair_block(body).parses
+    return fence.lower() in PYTHON_FENCES and bool(importing or looks_like_kernel_code(body))
 
 
 GENERATED_FENCES = {"cuda", "cu", "cpp", "c++", "c", "ptx", "llvm", "mlir", "asm"}
@@ -839,7 +857,7 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
         ends = list(dict.fromkeys([*first, start, versions[-1]]))
         showing = [release for release in ends if locator.shows(locator.judge(target, release))]
         if not showing:
-            showing = next_that_judges(locator, target, versions, start)
+            showing = next_release_showing(locator, target, versions, start)
         if showing and (locator.patterns or locator.stated or len(showing) < len(ends)):
             return target, showing[0]
         # With nothing quoted to match, a failure at both ends may be the code's own (code only the
@@ -865,22 +883,30 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
     )  # fmt: skip
 
 
-TRIED_PAST = 3  # releases after the one current at the issue's date, where that one cannot tell
+RELEASES_TRIED_AFTER_THE_DATE = 3  # where the release current at the issue's date cannot tell
 
 
-def next_that_judges(locator: Locator, target: str, versions: list[str], start: str) -> list[str]:
+def held(point: Point) -> bool:
+    """Whether the point ran the code without the bug's failure, under the one rule."""
+    return item_verdict(point.outcome, point.failure_kind, RegressOn.FAIL) == PointVerdict.GOOD
+
+
+def next_release_showing(locator: Locator, target: str, versions: list[str], start: str) -> list[str]:
     """Where the release current at the issue's date cannot tell (it does not build or load here,
     or fails otherwise than the bug) and the newest runs the code without the bug, the releases
     after it, in order, until one shows the bug or runs without it: the bug may still be in the
-    next one (a triager tries it). The release that shows it, else none."""
-
-    def held(point: Point) -> bool:
-        return item_verdict(point.outcome, point.failure_kind, RegressOn.FAIL) == PointVerdict.GOOD
-
+    next one (a triager tries it). Only for a failure the issue pins down (a quoted error, a stated
+    value or spelling), never past a release already seen to run the code clean (the reporter's).
+    The release that shows it, else none."""
+    if not (locator.patterns or locator.stated or locator.compile_item == "ir"):
+        return []
     first = locator.judge(target, start)
     if locator.shows(first) or held(first) or not held(locator.judge(target, versions[-1])):
         return []
-    for release in versions[versions.index(start) + 1 : -1][:TRIED_PAST]:
+    judged = {p.release: p for p in locator.summary.judged if p.target == target}
+    for release in versions[versions.index(start) + 1 : -1][:RELEASES_TRIED_AFTER_THE_DATE]:
+        if release in judged and held(judged[release]):
+            return []
         point = locator.judge(target, release)
         if locator.shows(point):
             return [release]
@@ -921,8 +947,7 @@ def release_span(locator: Locator, target: str, versions: list[str], at: int) ->
         if locator.shows(point):
             return showing
         # held under the one rule (an XPASS too); anything else cannot tell
-        held = item_verdict(point.outcome, point.failure_kind, RegressOn.FAIL) == PointVerdict.GOOD
-        return passing if held else PointVerdict.SKIP
+        return passing if held(point) else PointVerdict.SKIP
 
     # older: virtual 0 is "before every release", virtual i is versions[i - 1], the last is `at`
     older = search(at + 2, lambda now: {i: side(i - 1, PointVerdict.BAD, PointVerdict.GOOD) for i in now})
@@ -1087,11 +1112,8 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     span = release_span(locator, target, versions, versions.index(release))
     first_bad, fixed = span.first_bad, span.fixed
     summary.add(f"bisect: {span.shown(versions)}")
-    held = {
-        p.release for p in summary.judged
-        if p.target == target and item_verdict(p.outcome, p.failure_kind, RegressOn.FAIL) == PointVerdict.GOOD
-    }  # fmt: skip
-    if not anything_quoted and not held:
+    held_releases = {p.release for p in summary.judged if p.target == target and held(p)}
+    if not anything_quoted and not held_releases:
         raise ImportStopped(
             "bisect", f"with no error quoted, the code fails on {target} in every release that runs it: that "
             "cannot be told from the code's own failure (code "
@@ -1111,7 +1133,7 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
         else locator.patterns[0] if locator.patterns else None
     )  # fmt: skip
     manifest = final_manifest(
-        folder, target, kind, versions, first_bad, fixed, issue, shown, held, fails_with
+        folder, target, kind, versions, first_bad, fixed, issue, shown, held_releases, fails_with
     )
     if "known_bad" not in manifest:
         summary.add(f"known_bad: left out: its range would be on {evidence.framework}'s version, and the "

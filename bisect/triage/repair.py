@@ -71,7 +71,7 @@ def looks_like_kernel_code(block: str) -> bool:
 
 
 def repair_block(block: str) -> Repaired:
-    """One code block: its common indent, stray indents, a last statement cut short."""
+    """One code block: its common indent, stray indents, stray backticks, a last statement cut short."""
     repairs: list[str] = []
     dedented = textwrap.dedent(block)
     if dedented != block:

@@ -79,21 +79,29 @@ def stated_values(texts: list[str]) -> StatedValues | None:
     return None
 
 
-# The words a reporter puts above an output block: "Expected output:", "gives (what I think is) the
-# correct answer:" / "Output (incorrect, ...):", "Actual:". \bcorrect\b is not "incorrect".
-EXPECTED_LABEL = re.compile(r"\b(?:expected|correct|should|reference|desired|intended|right)\b", re.I)
-WRONG_LABEL = re.compile(r"\b(?:incorrect|wrong|actual|buggy|broken|instead|not\s+correct)\b", re.I)
+# The words a reporter puts right above an output block, in its last sentence: "Expected output:",
+# "gives (what I think is) the correct answer:" / "Output (incorrect, ...):", "Actual:", "not what I
+# expected". \bcorrect\b is not "incorrect"; "should" and "right" say too little ("this should work,
+# but it prints:", "right now it gives:").
+EXPECTED_LABEL = re.compile(r"\b(?:expected|correct|reference|desired|intended)\b", re.I)
+WRONG_LABEL = re.compile(
+    r"\b(?:incorrect|wrong|actual|buggy|broken|instead|unexpected|not\s+(?:what\s+\w+\s+|as\s+)?"
+    r"(?:expected|correct|intended))\b",
+    re.I,
+)
+NOT_AN_OUTPUT = re.compile(r"\b(?:input|inputs|given|arguments?)\b", re.I)  # "Input:" shows no result
 # What torch and NumPy print beside the values: never a value
 PRINTED_ATTRIBUTES = re.compile(
     r"\b(?:device|dtype|requires_grad|grad_fn)=(?:'[^']*'|\"[^\"]*\"|<[^>]*>|[\w.]+)"
 )
-
-PRINTS_VALUES = re.compile(r"(?:tensor|array)\(|\[\s*[-+]?(?:\d|nan|inf)", re.I)
+# The words that call a block what the run gave ("Running this on main gives:")
 RUN_GAVE = re.compile(
-    r"\b(?:gives?|gave|prints?|printed|outputs?|returns?|returned|got|produces?|produced|shows?)\b[^\n]*$",
-    re.I,
+    r"\b(?:gives?|gave|prints?|printed|outputs?|returns?|returned|got|produces?|produced|shows?)\b", re.I
 )
 SHELL_PROMPT = re.compile(r"^(?:\S.*)?[$#>]\s+(?:python|bash|sh|\./|TRITON_|CUDA_)\S*", re.M)
+# A block of error lines (a compiler's `error:` lines, a traceback) is no output: its numbers are
+# line numbers and sizes.
+ERROR_LINE = re.compile(r"^\s*(?:(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b|File \"|Traceback)|\berror\s*:")
 
 
 def printed_numbers(block: str) -> tuple[float, ...]:
@@ -103,55 +111,49 @@ def printed_numbers(block: str) -> tuple[float, ...]:
     return numbers(PRINTED_ATTRIBUTES.sub("", "\n".join(lines)))
 
 
+def words_above(before: str) -> str:
+    """The last sentence of the prose right above a block: what it says of that block."""
+    line = (before.strip().splitlines() or [""])[-1]
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z])", line.strip())[-1][-200:]
+
+
 def output_label(before: str) -> str | None:
-    """ "expected" or "wrong", as the prose's last lines right above an output block say; None where
-    they say neither, or both."""
-    said = " ".join(before.strip().splitlines()[-2:])[-300:]
-    expected, wrong = EXPECTED_LABEL.search(said), WRONG_LABEL.search(said)
-    if bool(expected) == bool(wrong):
+    """ "expected", "wrong", "run" (what the run gave, said of neither side) or None (nothing said
+    of a result, or an input shown), as the words right above an output block say."""
+    said = words_above(before)
+    if NOT_AN_OUTPUT.search(said):
         return None
-    return "expected" if expected else "wrong"
+    if WRONG_LABEL.search(said):  # before "expected": "not what I expected" is the wrong one
+        return "wrong"
+    if EXPECTED_LABEL.search(said):
+        return "expected"
+    return "run" if RUN_GAVE.search(said) else None
 
 
 def stated_by_outputs(texts: list[list[tuple[str, str]]]) -> StatedValues | None:
-    """Values stated as two output blocks of one text (the body, or a comment), one the prose above
-    calls expected (or correct) and one it calls wrong, or says nothing of: "Running this on main
-    gives: ```tensor([2])``` ... on 3.2 gives the correct answer: ```tensor([3])```". Each text's
-    blocks as (the prose right above, the block); blocks with a traceback are no output."""
-    for labelled in texts:
-        if (stated := stated_by_outputs_of(labelled)) is not None:
+    """Values stated as two output blocks of one text (the body, or a comment), one the words
+    above call expected (or correct), and one they call wrong or what the run gave: "Running this
+    on main gives: ```tensor([2])``` ... on 3.2 gives the correct answer: ```tensor([3])```". Each
+    text's blocks as (the prose right above, the block); a block of errors is no output."""
+    for blocks in texts:
+        if (stated := stated_by_outputs_of(blocks)) is not None:
             return stated
     return None
 
 
-@dataclass(frozen=True)
-class OutputBlock:
-    label: str | None  # "expected", "wrong", or None: what the prose above it calls it
-    values: tuple[float, ...]
-    above: str  # the prose right above it
-    block: str
-
-    def as_run_gave_it(self) -> bool:
-        """Called wrong, or printed as a run prints values, or called what the run gave."""
-        if self.label is not None:
-            return self.label == "wrong"
-        return bool(PRINTS_VALUES.search(self.block) or RUN_GAVE.search(self.above.strip()[-200:]))
-
-
-def stated_by_outputs_of(labelled: list[tuple[str, str]]) -> StatedValues | None:
+def stated_by_outputs_of(blocks: list[tuple[str, str]]) -> StatedValues | None:
     shown = [
-        OutputBlock(output_label(above), values, above, block)
-        for above, block in labelled
-        if not any(TRACEBACK_LINE.match(line) for line in block.splitlines())
+        (output_label(above), values, words_above(above))
+        for above, block in blocks
+        if not any(ERROR_LINE.search(line) for line in block.splitlines())
         and (values := printed_numbers(block))
     ]
-    expected = [b for b in shown if b.label == "expected"]
-    others = [b for b in shown if b.label != "expected" and b.as_run_gave_it()]
-    wrong = [b for b in others if b.label == "wrong"] or others
-    if len(expected) != 1 or len(wrong) != 1 or expected[0].values == wrong[0].values:
+    expected = [b for b in shown if b[0] == "expected"]
+    wrong = [b for b in shown if b[0] == "wrong"] or [b for b in shown if b[0] == "run"]
+    if len(expected) != 1 or len(wrong) != 1 or expected[0][1] == wrong[0][1]:
         return None
-    said = " / ".join((b.above.strip().splitlines() or [""])[-1][-120:] for b in (wrong[0], expected[0]))
-    return StatedValues(expected[0].values, wrong[0].values, f"output blocks: {said}")
+    said = " / ".join(b[2] for b in (wrong[0], expected[0]))
+    return StatedValues(expected[0][1], wrong[0][1], f"output blocks: {said}")
 
 
 CODE = r"`([^`\n]{2,120})`"
@@ -183,11 +185,14 @@ CUDA_SOURCE_WORDS = (
     r"\b(?:cuda\s+(?:source|code|kernel)|generated\s+(?:cuda|source|code|kernel)|kernel\s+source"
     r"|get_kernel_source)"
 )
-# A PTX instruction spells its opcode and its modifiers with dots, a type or state space among them
+# A PTX instruction: an opcode of PTX's, then its modifiers with dots, a type or state space among them
 # (`div.full.f32`, `ld.global.v4.b32`, `cvt.rn.bf16.f32`): a spelling's stage where no word says it.
 PTX_INSTRUCTION = re.compile(
-    r"^[a-z][a-z0-9]*(?:\.[a-z0-9_]+)*\.(?:[fbsu](?:8|16|32|64)|bf16|tf32|e4m3|e5m2|pred|v[248]|global|shared"
-    r"|local|const|param|sync|aligned)(?:\.[a-z0-9_]+)*$"
+    r"^(?:ld|ldu|st|cvt|cvta|div|rcp|sqrt|rsqrt|ex2|lg2|sin|cos|tanh|add|sub|mul|mad|fma|min|max|abs|neg|"
+    r"mov|shfl|setp|selp|set|atom|red|bar|barrier|membar|fence|vote|mma|wgmma|ldmatrix|stmatrix|cp|"
+    r"tcgen05|prmt|and|or|xor|not|shl|shr|copysign|testp|prefetch)"
+    r"(?:\.[a-z0-9_]+)*\.(?:[fbsu](?:8|16|32|64)|bf16|tf32|e4m3|e5m2|pred|v[248]|global|shared|local|const"
+    r"|param|sync|aligned)(?:\.[a-z0-9_]+)*$"
 )
 
 
@@ -212,22 +217,27 @@ def stage_of_spelling(wrong: str, right: str) -> str | None:
     return "ptx" if all(PTX_INSTRUCTION.match(s.strip()) for s in (wrong, right)) else None
 
 
+# "should use `X`, not `Y`", "must lower to `X` instead of `Y`": the first spelling is the right one
+MODAL = re.compile(
+    r"\b(?:should|must|ought\s+to|supposed\s+to|expected\s+to|needs?\s+to|ha(?:s|ve)\s+to)\s+$", re.I
+)
+
+
 def stated_spelling(texts: list[str], framework: str = "triton") -> StatedSpelling | None:
     """The first "emits `X` where `Y` is expected" the texts state, with the stage named in its
-    sentence (else anywhere in that text, else the one both spellings are written in: PTX's
-    instructions); None without both. TileLang's generated code is its CUDA source."""
+    sentence (else the one both spellings are written in, PTX's instructions; else named anywhere
+    in that text); None without both. TileLang's generated code is its CUDA source."""
     for text in texts:
         for pattern, first in SPELLINGS:
             for found in re.finditer(pattern, text, re.I):
-                wrong, right = (
-                    (found.group(1), found.group(2)) if first == "wrong" else (found.group(2), found.group(1))
-                )
+                said_first = first
+                if first == "wrong" and MODAL.search(text[max(0, found.start() - 40) : found.start()]):
+                    said_first = "right"  # what it should emit is named first
+                one, other = found.group(1), found.group(2)
+                wrong, right = (one, other) if said_first == "wrong" else (other, one)
                 around = text[max(0, found.start() - 200) : found.end() + 100]
-                stage = (
-                    stage_named(around, framework)
-                    or stage_named(text, framework)
-                    or stage_of_spelling(wrong, right)
-                )
+                named = stage_named(around, framework) or stage_of_spelling(wrong, right)
+                stage = named or stage_named(text, framework)  # the sentence's word, the form, the text's
                 if stage and wrong.strip() != right.strip():
                     return StatedSpelling(
                         stage, wrong.strip(), right.strip(), " ".join(found.group(0).split())
