@@ -80,6 +80,43 @@ def test_an_old_tilelang_release_links_what_it_builds_against_the_driver_stub(tm
     assert built["toolchain"]["tilelang"] == "0.1.6.post2"
 
 
+STAGED_REPRO = """import tilelang.language as T
+
+from kregress.case import TileLangKernel
+
+
+def build(n: int = 128):
+    @T.prim_func
+    def staged(src: T.Tensor((n,), "float32"), dst: T.Tensor((n,), "float32")):
+        with T.Kernel(1, threads=n) as bx:
+            shared = T.alloc_shared((n,), "float32")
+            T.copy(src, shared)
+            for i in T.Parallel(n):
+                dst[i] = shared[i] * 2.0
+
+    return staged
+
+
+staged = TileLangKernel(build)
+"""
+
+
+@pytest.mark.slow
+def test_a_built_kernel_whose_initialization_needs_a_gpu_is_never_the_compilers_failure(tmp_path) -> None:
+    """Built and linked, TileLang 0.1.6.post2 initializes the kernel's library at once: a kernel
+    with shared memory sets its dynamic size through the CUDA runtime, which fails where there is
+    no GPU ("CUDA driver version is insufficient"). That had been judged a COMPILE_ERROR FAIL: it
+    is a SKIP saying a GPU is needed to tell."""
+    manifest = COMPILES_MANIFEST.replace('kernel = "accumulate"', 'kernel = "staged"')
+    run = run_written_case(
+        tmp_path, "staged_built", STAGED_REPRO, manifest,
+        args=("--toolchain", "tilelang==0.1.6.post2", "--target", "cuda:sm_90"),
+    )  # fmt: skip
+    built = run.item("staged_built::builds[cuda:sm_90]")
+    assert built["outcome"] == "SKIP", run.output[-3000:]
+    assert "needs a GPU to tell" in built["message"]
+
+
 @pytest.mark.slow
 def test_a_tilelang_release_linked_against_cuda_13_loads_and_is_judged(tmp_path) -> None:
     """TileLang 0.1.7.post2 links libnvrtc.so.13: its environment gets CUDA 13's NVRTC wheel (whose

@@ -74,6 +74,21 @@ def native_build_failed(exc: BaseException) -> bool:
     return any(frame.filename.replace("\\", "/").endswith(NATIVE_BUILD_FILES) for frame in frames)
 
 
+# What the CUDA runtime says where there is no GPU: a kernel built, whose host code's initialization
+# (its dynamic shared memory set, TileLang 0.1.6's `init`) needs the device to tell whether it holds.
+NO_GPU_HERE = re.compile(
+    r"CUDA driver version is insufficient for CUDA runtime version|no CUDA-capable device is detected"
+    r"|CUDA_ERROR_NO_DEVICE"
+)
+
+
+def needs_a_gpu_to_tell(exc: BaseException) -> str | None:
+    """The runtime's words where the kernel was built and only its initialization failed, for want
+    of a GPU on this machine (never the compiler's failure, nor a verdict on it)."""
+    found = NO_GPU_HERE.search(str(exc))
+    return found.group(0) if found else None
+
+
 NVCC_ERROR = re.compile(r"^(?P<file>\S.*?)\((?P<line>\d+)\): (?:catastrophic )?error\b", re.MULTILINE)
 PTXAS_ERROR = re.compile(r"^ptxas (?:error|fatal)\b", re.MULTILINE | re.IGNORECASE)
 
@@ -195,11 +210,14 @@ def compile_kernel(
     except Exception as exc:
         if raised_in_kregress(exc):
             raise AdapterError(f"{type(exc).__name__}: {exc}") from exc
-        build_failed = native_build_failed(exc)
+        no_gpu = needs_a_gpu_to_tell(exc)
+        build_failed = native_build_failed(exc) or no_gpu is not None
         source = lowered_source(tilelang, kernel.build(), target) if build_failed else None
-        refused_here = source is not None and toolkit_refused(str(exc))
+        refused_here = source is not None and (no_gpu is not None or toolkit_refused(str(exc)))
         result.status = "source_only" if refused_here else "compile_error"
         message = without_source(str(exc)) + diagnosis(str(exc))
+        if no_gpu is not None:
+            message = f"built, but its host code's initialization needs a GPU to tell, and here: {no_gpu}"
         result.error_type, result.message = type(exc).__name__, message[-4000:]
         if source is not None:
             result.code = stage_digests({"cuda_source": source})
