@@ -101,7 +101,12 @@ RUN_GAVE = re.compile(
 SHELL_PROMPT = re.compile(r"^(?:\S.*)?[$#>]\s+(?:python|bash|sh|\./|TRITON_|CUDA_)\S*", re.M)
 # A block of error lines (a compiler's `error:` lines, a traceback) is no output: its numbers are
 # line numbers and sizes.
-ERROR_LINE = re.compile(r"^\s*(?:(?:[\w.]+\.)?[A-Z]\w*(?:Error|Exception)\b|File \"|Traceback)|\berror\s*:")
+COMPILER_ERROR_WORD = re.compile(r"\berror\s*:")
+
+
+def error_line(line: str) -> bool:
+    """A traceback's line (TRACEBACK_LINE) or a compiler's `error:` line."""
+    return bool(TRACEBACK_LINE.match(line) or COMPILER_ERROR_WORD.search(line))
 
 
 def printed_numbers(block: str) -> tuple[float, ...]:
@@ -145,8 +150,7 @@ def stated_by_outputs_of(blocks: list[tuple[str, str]]) -> StatedValues | None:
     shown = [
         (output_label(above), values, words_above(above))
         for above, block in blocks
-        if not any(ERROR_LINE.search(line) for line in block.splitlines())
-        and (values := printed_numbers(block))
+        if not any(error_line(line) for line in block.splitlines()) and (values := printed_numbers(block))
     ]
     expected = [b for b in shown if b[0] == "expected"]
     wrong = [b for b in shown if b[0] == "wrong"] or [b for b in shown if b[0] == "run"]
