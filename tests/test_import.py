@@ -1711,7 +1711,7 @@ class JudgedAlready(Locator):
         return point
 
 
-def test_past_a_release_that_cannot_tell_the_walk_stops_at_one_that_ran_clean() -> None:
+def test_past_a_release_that_cannot_tell_the_next_releases_are_tried_up_to_the_reporters() -> None:
     from kregress.bisect.triage.importer import next_release_showing
 
     versions = ["c==0.1", "c==0.2", "c==0.3", "c==0.4"]
@@ -1724,7 +1724,35 @@ def test_past_a_release_that_cannot_tell_the_walk_stops_at_one_that_ran_clean() 
     assert found == ["c==0.2"]
     # nothing quoted: any failure of the next releases would count, so nothing is walked
     assert next_release_showing(JudgedAlready(outcomes, []), "cuda:sm_90", versions, "c==0.1") == []
-    # the reporter's release, judged clean before the walk: never walked past
+    # the reporter's own release runs clean here: never walked past
     named = JudgedAlready({**outcomes, "c==0.2": clean, "c==0.3": shows}, quoted)
-    named.judge("cuda:sm_90", "c==0.2")
-    assert next_release_showing(named, "cuda:sm_90", versions, "c==0.1") == []
+    assert next_release_showing(named, "cuda:sm_90", versions, "c==0.1", "c==0.2") == []
+    # the release at the date runs clean and the reporter ran a commit's build (or named none): the
+    # next releases are tried, past one that runs clean, up to the newest
+    nightly = JudgedAlready({**outcomes, "c==0.1": clean, "c==0.2": clean, "c==0.3": shows}, quoted)
+    assert next_release_showing(nightly, "cuda:sm_90", versions, "c==0.1") == ["c==0.3"]
+    assert next_release_showing(nightly, "cuda:sm_90", versions, "c==0.1", "c==0.1") == []
+
+
+def test_a_commit_build_of_a_release_is_told_from_the_release() -> None:
+    from kregress.bisect.triage.importer import release_mention
+
+    triton = ["triton==3.4.0", "triton==3.5.0"]
+    assert release_mention("Triton: 3.4.0+git1a2b3c4d", "triton", triton).commit_build
+    assert release_mention("tilelang 0.1.8+cuda.git71a7940c", "tilelang", ["tilelang==0.1.8"]).commit_build
+    assert release_mention("pytorch-triton 3.5.0.dev20250801", "triton", triton).commit_build
+    assert not release_mention("triton==3.4.0, torch 2.8", "triton", triton).commit_build
+    assert not release_mention("Triton version: 3.4.0.", "triton", triton).commit_build
+
+
+def test_a_saved_comment_is_read_as_its_body_as_githubs_api_gives_it(tmp_path: Path) -> None:
+    import json
+
+    from kregress.bisect.triage.importer import issue_from_file
+
+    saved = tmp_path / "issue.json"
+    comments = [{"body": "```python\nimport triton\n```", "created_at": None}, "plain text"]
+    saved.write_text(json.dumps({"title": "t", "body": "b", "created_at": "2025-01-01T00:00:00Z",
+                                 "comments": comments}))  # fmt: skip
+    read = issue_from_file("https://github.com/triton-lang/triton/issues/1", saved)
+    assert read.comments == ["```python\nimport triton\n```", "plain text"]

@@ -213,13 +213,15 @@ def read_issue(url: str, api_url: str | None, token: str | None) -> UpstreamIssu
 
 def issue_from_file(url: str, path: Path) -> UpstreamIssue:
     """The issue as saved beside a machine that cannot reach GitHub: a JSON object with title, body,
-    created_at (ISO 8601), and optionally labels (names), comments (bodies), pull_request (true for a
-    pull request) and fix (the fixing pull request's URL)."""
+    created_at (ISO 8601), and optionally labels (names), comments (bodies, or objects with a body
+    as GitHub's API gives them), pull_request (true for a pull request) and fix (the fixing pull
+    request's URL)."""
     repository, kind, number = parse_url(url)
     try:
         data = json.loads(path.read_text())
         created = dt.datetime.fromisoformat(str(data["created_at"]).replace("Z", "+00:00"))
-        comments = [str(c) for c in data.get("comments", [])]
+        # a comment as its body, or as GitHub's API gives it (an object with its body)
+        comments = [str(c["body"] if isinstance(c, dict) else c) for c in data.get("comments", [])]
         labels = [str(n) for n in data.get("labels", [])]
         fix = data.get("fix") or (url if kind == "pull" else None)
         body = str(data.get("body") or "")
@@ -664,22 +666,37 @@ def named_release(text: str, package: str, versions: list[str]) -> str | None:
     form's "What version of TileLang are you using? 0.1.8+cuda.git…"), where one of `versions`
     is it: a build of a commit ("+cuda.git…", "+git…") counts as the release it was versioned
     as, and "3.6" as 3.6.0, else the newest 3.6.x. None where the text names none of them."""
+    mention = release_mention(text, package, versions)
+    return mention.release if mention else None
+
+
+@dataclass
+class ReleaseMention:
+    release: str
+    commit_build: bool  # "0.1.8+cuda.git…", "3.4.0+git…", "3.5.0.dev…": a commit's build, not the release
+
+
+def release_mention(text: str, package: str, versions: list[str]) -> ReleaseMention | None:
+    """The first release of `versions` the text names (as named_release reads it), and whether the
+    reporter ran a build of a commit versioned as it rather than the release: such a build may
+    hold changes the release does not, so the release clean here does not clear the reporter's."""
     name = re.escape(package.split("-")[0])  # triton-xpu's reporters write "triton"
-    version = r"(\d+\.\d+(?:\.\d+)*(?:\.post\d+|(?:a|b|rc)\d+)?)"
+    build = r"(?P<build>\.dev\w*|\+[\w.]*git\w*|\+[0-9a-f]{7,}\b)?"  # a commit's build
+    version = rf"(\d+\.\d+(?:\.\d+)*(?:\.post\d+|(?:a|b|rc)\d+)?){build}"
     # "Triton: ", "==", " version", or a line that ends in "?" or ":" and the version on a line below
     # (a form's question); never across lines of code ("import triton\nx = 3.0")
     between = r"[^\d\n]{0,40}?(?:[?:][ \t]*(?:\n[ \t]*){1,3})?v?"
     mention = re.compile(rf"\b{name}\b{between}{version}", re.I)
     by_version = {Version(v.split("==")[1]): v for v in versions}
     for found in mention.finditer(text):
-        named = Version(found.group(1))
+        named, built = Version(found.group(1)), found["build"] is not None
         if named in by_version:
-            return by_version[named]
+            return ReleaseMention(by_version[named], built)
         parts = named.release
         if len(parts) == 2:
             within = [v for v in by_version if v.release[:2] == parts]
             if within:
-                return by_version[max(within)]
+                return ReleaseMention(by_version[max(within)], built)
     return None
 
 
@@ -848,7 +865,8 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
         # The release the reporter ran first, where the issue names one; then the one current when
         # it was opened (an issue older than every release judged here, reported on a nightly or
         # before the oldest release kregress installs, shows if anywhere in the oldest); the newest.
-        named = named_release(issue.body, pkg, versions)
+        mention = release_mention(issue.body, pkg, versions)
+        named = mention.release if mention else None
         if named is not None and named not in said_named:
             said_named.add(named)
             locator.summary.add(f"locate: the issue names {named} (the first release it names): tried first")
@@ -857,7 +875,8 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
         ends = list(dict.fromkeys([*first, start, versions[-1]]))
         showing = [release for release in ends if locator.shows(locator.judge(target, release))]
         if not showing:
-            showing = next_release_showing(locator, target, versions, start)
+            reporters = named if mention and not mention.commit_build else None
+            showing = next_release_showing(locator, target, versions, start, reporters)
         if showing and (locator.patterns or locator.stated or len(showing) < len(ends)):
             return target, showing[0]
         # With nothing quoted to match, a failure at both ends may be the code's own (code only the
@@ -883,7 +902,7 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
     )  # fmt: skip
 
 
-RELEASES_TRIED_AFTER_THE_DATE = 3  # where the release current at the issue's date cannot tell
+RELEASES_TRIED_AFTER_THE_DATE = 3  # where the release current at the issue's date does not show it
 
 
 def held(point: Point) -> bool:
@@ -891,28 +910,23 @@ def held(point: Point) -> bool:
     return item_verdict(point.outcome, point.failure_kind, RegressOn.FAIL) == PointVerdict.GOOD
 
 
-def next_release_showing(locator: Locator, target: str, versions: list[str], start: str) -> list[str]:
-    """Where the release current at the issue's date cannot tell (it does not build or load here,
-    or fails otherwise than the bug) and the newest runs the code without the bug, the releases
-    after it, in order, until one shows the bug or runs without it: the bug may still be in the
-    next one (a triager tries it). Only for a failure the issue pins down (a quoted error, a stated
-    value or spelling), never past a release already seen to run the code clean (the reporter's).
-    The release that shows it, else none."""
+def next_release_showing(
+    locator: Locator, target: str, versions: list[str], start: str, reporters: str | None = None
+) -> list[str]:
+    """Where neither the release current at the issue's date nor the newest shows the bug (the
+    first does not build or load here, or runs clean while the reporter ran a nightly or a commit's
+    build, which the next release holds), the releases after it, in order, until one shows it: a
+    triager tries them. Only for a failure the issue pins down (a quoted error, a stated value or
+    spelling), and never past the reporter's own release (`reporters`, named as a release, not as
+    a commit's build) seen to run the code clean. The release that shows it, else none."""
     if not (locator.patterns or locator.stated or locator.compile_item == "ir"):
         return []
-    first = locator.judge(target, start)
-    if locator.shows(first) or held(first) or not held(locator.judge(target, versions[-1])):
+    if locator.shows(locator.judge(target, start)) or locator.shows(locator.judge(target, versions[-1])):
         return []
-    judged = {p.release: p for p in locator.summary.judged if p.target == target}
-    for release in versions[versions.index(start) + 1 : -1][:RELEASES_TRIED_AFTER_THE_DATE]:
-        if release in judged and held(judged[release]):
-            return []
-        point = locator.judge(target, release)
-        if locator.shows(point):
-            return [release]
-        if held(point):
-            return []
-    return []
+    after = versions[versions.index(start) + 1 : -1][:RELEASES_TRIED_AFTER_THE_DATE]
+    if reporters is not None and held(locator.judge(target, reporters)):
+        after = [r for r in after if versions.index(r) < versions.index(reporters)]
+    return next(([r] for r in after if locator.shows(locator.judge(target, r))), [])
 
 
 @dataclass
