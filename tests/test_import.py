@@ -1245,9 +1245,30 @@ def test_a_kernel_never_launched_is_completed_with_what_its_body_and_the_paste_i
     assert completion.pointers == {"src": "bfloat16", "dst": "bfloat16"}  # the tensors of those names
     assert completion.values == {"BLOCK": 128} and completion.scalars == ("n",) and not completion.missing
     assert "src, dst as bfloat16 pointers; n as 1024; BLOCK=128" in completion.said()
-    # Without the constant, BLOCK has no value: named, never guessed.
+    # Without the constant, BLOCK only sizes a block (`tl.arange(0, BLOCK)`): any power of two, said
     bare = completion_for(code.replace("BLOCK = 128\n", ""), "triton")
-    assert bare is not None and bare.missing == ("BLOCK",) and "no value for BLOCK" in bare.said()
+    assert bare is not None and bare.values == {"BLOCK": 16} and not bare.missing
+    assert "BLOCK as 16 (blocks' sizes in its body" in bare.said() and "BLOCK=16" not in bare.said()
+    # ... but a value the kernel also compares steers it: named, never guessed
+    steered = completion_for(code.replace("BLOCK = 128\n", "").replace("m = offs < n", "m = offs < BLOCK"),
+                             "triton")  # fmt: skip
+    assert steered is not None and steered.missing == ("BLOCK",) and "no value for BLOCK" in steered.said()
+
+
+def test_block_sizes_are_the_names_that_size_blocks_and_steer_nothing() -> None:
+    import ast
+
+    from kregress.bisect.triage.complete import block_sizes
+
+    kernel = ast.parse(
+        "def k(p, M: tl.constexpr, N: tl.constexpr, K: tl.constexpr, S: tl.constexpr, F: tl.constexpr):\n"
+        "    a = tl.zeros([M, K], dtype=tl.float32)\n"
+        "    d = tl.make_block_ptr(p, shape=(M, N), strides=(N, 1), offsets=(0, 0), block_shape=(M, N),"
+        " order=(1, 0))\n"
+        "    r = tl.reshape(a, (M * K,))\n"
+        "    if S > 2:\n        F = 1\n"
+    ).body[0]
+    assert block_sizes(kernel) == {"M", "N", "K"}  # S steers; F sizes nothing
 
 
 LAUNCHED_ON_A_GPU = """```python
@@ -1283,7 +1304,7 @@ def test_a_combine_function_handed_to_a_scan_is_never_the_kernel_compiled() -> N
     )
     completion = completion_for(code, "triton")
     assert completion is not None and completion.function == "scan"
-    assert completion.missing == ("BS",)  # never guessed
+    assert completion.implied == ("BS",) and not completion.missing  # a block's size: any power of two
 
 
 def test_a_launch_that_cannot_run_here_gives_the_kernel_the_values_it_was_launched_with() -> None:
@@ -1374,7 +1395,8 @@ def test_the_child_compiles_the_completed_kernel_or_names_what_it_lacks(tmp_path
     assert arguments["src"].dtype == torch.bfloat16 and arguments["n"] == 1024 and arguments["BLOCK"] == 128
     with pytest.raises(CaseError, match="ran to its end without launching"):
         capture_first_launch(pasted)  # no completion: said as before
-    lacking = completion_for(code.replace("BLOCK = 128\n", ""), "triton")
+    lacking = completion_for(code.replace("BLOCK = 128\n", "").replace("m = offs < n", "m = offs < BLOCK"),
+                             "triton")  # fmt: skip
     assert lacking is not None
     with pytest.raises(CaseError, match="gives no value for BLOCK"):
         capture_first_launch(pasted, lacking.as_data())

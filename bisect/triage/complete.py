@@ -9,7 +9,9 @@ Read from the code's syntax alone, in the importer, so that each completion is s
 before anything runs; the child (kregress.pasted) carries it out only where the code runs to its
 end without launching or compiling a kernel. A value the code does not give (a constexpr without a
 default, a factory's size) is never guessed: it is named as missing, and the draft's kernel is then
-an ERROR of the draft saying so.
+an ERROR of the draft saying so. The one value a body implies is a block's size (a constexpr
+that sizes blocks, `tl.arange(0, BLOCK)`, `tl.zeros([M, K])`, `block_shape=`, and steers nothing),
+which any power of two is: such a constexpr is given BLOCK_SIZE_IMPLIED, and said so.
 """
 
 from __future__ import annotations
@@ -40,12 +42,13 @@ class Completion:
     call: bool = True  # TileLang: a factory to call (False: a prim_func to compile as it is)
     unread: tuple[str, ...] = ()  # TileLang: factory parameters its code never reads, given None
     entry: str | None = None  # a function that runs the kernel, never called: called first
+    implied: tuple[str, ...] = ()  # Triton: constexprs given BLOCK_SIZE_IMPLIED, as blocks' sizes
 
     def as_data(self) -> dict[str, Any]:
         return {"framework": self.framework, "function": self.function, "values": self.values,
                 "pointers": self.pointers, "scalars": list(self.scalars),
                 "missing": list(self.missing), "call": self.call, "unread": list(self.unread),
-                "entry": self.entry}  # fmt: skip
+                "entry": self.entry, "implied": list(self.implied)}  # fmt: skip
 
     def said(self) -> str:
         """The completion in one sentence, for ISSUE.md and the import's log."""
@@ -56,7 +59,7 @@ class Completion:
         return f"{first}; if it runs none, {kernel}"
 
     def kernel_said(self) -> str:
-        given = ", ".join(f"{k}={v!r}" for k, v in self.values.items())
+        given = ", ".join(f"{k}={v!r}" for k, v in self.values.items() if k not in self.implied)
         lacking = (
             f"; no value for {', '.join(self.missing)} (the draft's kernel is an ERROR saying so)"
             if self.missing
@@ -71,6 +74,9 @@ class Completion:
                 f"{', '.join(self.scalars)} as {SCALAR}" if self.scalars else "",
                 given,
             ]
+            if self.implied:
+                parts.append(f"{', '.join(self.implied)} as {BLOCK_SIZE_IMPLIED} (blocks' sizes in its body, "
+                             "which any power of two is; the paste gives none)")  # fmt: skip
             with_what = "; ".join(p for p in parts if p) or "no arguments"
             return f"`{self.function}`, compiled for each target with {with_what}{lacking}"
         if not self.call:
@@ -430,6 +436,10 @@ def triton_completion(tree: ast.Module) -> Completion | None:
     passed = launch_arguments(tree, entry)  # read once: its values and the tensors it names
     launched = launch_values(passed)
     values, missing = parameter_values(entry, constexprs, constants, first_autotune_config(entry), launched)
+    sizes = block_sizes(entry)
+    implied = tuple(name for name in missing if name in sizes)
+    values |= dict.fromkeys(implied, BLOCK_SIZE_IMPLIED)
+    missing = [name for name in missing if name not in implied]
     scalars = [p for p in runtime if p not in pointers]
     known = {**constants, **launched}
     given = {p: known[p] for p in scalars if isinstance(known.get(p), int | float)}
@@ -437,8 +447,34 @@ def triton_completion(tree: ast.Module) -> Completion | None:
         "triton", entry.name, {**values, **given},
         pointers=pointer_dtypes(tree, [p for p in runtime if p in pointers], launched_tensors(passed)),
         scalars=tuple(p for p in scalars if p not in given),
-        missing=tuple(missing), entry=entry_function(tree, {k.name for k in kernels}),
+        missing=tuple(missing), entry=entry_function(tree, {k.name for k in kernels}), implied=implied,
     )  # fmt: skip
+
+
+BLOCK_SIZE_IMPLIED = 16  # a power of two, and the least that every `tl.dot` operand dimension allows
+# Calls whose shape argument sizes a block: the first argument (a list or tuple of sizes), or `shape=`
+SHAPE_CALLS = {"zeros", "full", "empty", "reshape", "view", "broadcast_to", "zeros_like"}
+
+
+def block_sizes(node: ast.FunctionDef) -> set[str]:
+    """The names a kernel sizes its blocks with: `tl.arange`'s end, a shape given to `tl.zeros`,
+    `tl.full` or `tl.reshape`, a block pointer's or descriptor's `block_shape`. A name the kernel
+    also compares is left out: its value steers the code, not only its blocks' sizes."""
+    sizing: list[ast.AST] = []
+    for call in ast.walk(node):
+        if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Attribute | ast.Name):
+            continue
+        name = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id
+        shape = call.args[-1 if name == "reshape" else 0] if call.args else None
+        if name == "arange" and len(call.args) == 2:
+            sizing.append(call.args[1])
+        elif name in SHAPE_CALLS and isinstance(shape, ast.List | ast.Tuple):
+            sizing.append(shape)
+        sizing += [k.value for k in call.keywords if k.arg in ("shape", "block_shape")]
+    names = {n.id for expr in sizing for n in ast.walk(expr) if isinstance(n, ast.Name)}
+    compared = {n.id for c in ast.walk(node) if isinstance(c, ast.Compare) for n in ast.walk(c)
+                if isinstance(n, ast.Name)}  # fmt: skip
+    return names - compared
 
 
 def tilelang_completion(tree: ast.Module) -> Completion | None:
