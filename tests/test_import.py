@@ -1710,6 +1710,12 @@ def test_an_indented_traceback_quoting_an_import_is_output_not_code() -> None:
     assert evidence.blocks == 1 and evidence.error == "RuntimeError: boom"
 
 
+def test_code_begun_on_the_opening_fence_keeps_its_first_line() -> None:
+    body = "```import torch\nimport triton\n\n@triton.jit\ndef k(x):\n    pass\n```\n"
+    evidence = extract(issue(body))
+    assert evidence.blocks == 1 and evidence.code.startswith("import torch\nimport triton\n")
+
+
 def test_a_function_that_compiles_its_prim_func_itself_is_whole() -> None:
     from kregress.bisect.triage.complete import factories_without_return
 

@@ -63,6 +63,10 @@ URL = re.compile(r"^https://github\.com/([\w.-]+/[\w.-]+)/(issues|pull)/(\d+)/?$
 # cut short); what is left of its closing fence is dropped.
 CODE_BLOCK = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|`{1,2}[ \t]*\Z|\Z)", re.S)
 PYTHON_FENCES = {"", "python", "py", "python3", "ipython"}
+# The code's first line written on the opening fence: an import, not a language's name
+CODE_ON_THE_FENCE = re.compile(
+    r"```[ \t]*((?:import|from)\s+[\w.]+(?:\s+import\s+[\w., ]+|\s+as\s+\w+)?)[ \t]*\n"
+)
 EXCEPTION_NAME = r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|OutOfResources)"
 RAISED = re.compile(rf"^\s*({EXCEPTION_NAME})(?::\s*(.*))?$")
 # How Triton's CompilationError ends: the diagnosis as its exception's repr, on a line of its own
@@ -310,7 +314,10 @@ def code_blocks(text: str) -> tuple[list[tuple[str, str, str]], str]:
     at = 0
     for fenced in CODE_BLOCK.finditer(text):
         found += indented_blocks(text[at : fenced.start()], at, prose)
-        found.append((fenced.start(), fenced.end(), fenced.group(1), fenced.group(2)))
+        info, body = fenced.group(1), fenced.group(2)
+        if statement := CODE_ON_THE_FENCE.match(text, fenced.start()):  # "```import torch"
+            info, body = "", statement.group(1) + "\n" + body
+        found.append((fenced.start(), fenced.end(), info, body))
         at = fenced.end()
     found += indented_blocks(text[at:], at, prose)
     blocks, end = [], 0
