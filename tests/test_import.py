@@ -1710,6 +1710,21 @@ def test_an_indented_traceback_quoting_an_import_is_output_not_code() -> None:
     assert evidence.blocks == 1 and evidence.error == "RuntimeError: boom"
 
 
+def test_syntax_a_frontend_does_not_compile_yet_is_a_release_that_cannot_run_the_code() -> None:
+    source = "@triton.jit\ndef k(o):\n    xs = [i for i in range(4) if i % 2]\n"
+    refused = (
+        "COMPILE_ERROR: 1 of 1 configs did not compile | "
+        "UnsupportedLanguageConstruct: unsupported AST node type: ListComp"
+    )
+    assert missing_api(refused, source) == "the language construct ListComp (unsupported AST node type)"
+    assert missing_api(refused, "@triton.jit\ndef k(o):\n    pass\n") is None  # not the code's syntax
+    point = Point("xpu:pvc", "t==1", Outcome.FAIL, refused, "COMPILE_ERROR")
+    assert not Locator(Path("."), "d", [], Summary("u"), 60.0, source=source).shows(point)
+    # the refusal is what the issue quotes: then it is the bug reported
+    quoted = Locator(Path("."), "d", ["unsupported AST node type"], Summary("u"), 60.0, source=source)
+    assert quoted.shows(point)
+
+
 def test_code_begun_on_the_opening_fence_keeps_its_first_line() -> None:
     body = "```import torch\nimport triton\n\n@triton.jit\ndef k(x):\n    pass\n```\n"
     evidence = extract(issue(body))

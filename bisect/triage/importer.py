@@ -22,6 +22,7 @@ hand (corpus/*_draft/ is ignored by git). Nothing is left behind when the issue 
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime as dt
 import json
 import os
@@ -753,7 +754,10 @@ class Locator:
         # search after the wrong thing
         if item_verdict(point.outcome, None, RegressOn.FAIL) != PointVerdict.BAD:
             return False
-        if missing_module(point.message, self.framework) or missing_api(point.message, self.source):
+        if missing_module(point.message, self.framework):
+            return False
+        quoted_refusal = UNSUPPORTED_CONSTRUCT.search(point.message) and self.matching(point)
+        if missing_api(point.message, self.source) and not quoted_refusal:  # the quoted refusal is the bug
             return False
         if self.stated and point.failure_kind == "WRONG_RESULT":
             return True
@@ -835,15 +839,23 @@ REMOVED_API = re.compile(
 )
 
 
+# A frontend refusing Python syntax it does not compile yet (Triton's before list comprehensions)
+UNSUPPORTED_CONSTRUCT = re.compile(r"unsupported AST node type: (\w+)")
+
+
 def missing_api(message: str, source: str) -> str | None:
     """An API of a module the code uses that this release does not have yet (or any more), as
     `module.name`: the code cannot run under it, which says nothing of the bug (`tl.atomic_load`
-    before the release that added it), or one the release says it removed in favor of another. An
+    before the release that added it), one the release says it removed in favor of another, or
+    Python syntax the code uses that its frontend does not compile yet (a list comprehension). An
     attribute an object of the compiler's lacks (the interpreter's builder missing a type) is not
     this: that can be the bug."""
     keyword = MISSING_KEYWORD.search(message)
     if keyword is not None and re.search(rf"\b{keyword.group(2)}\s*=", source):
         return f"{keyword.group(1)}({keyword.group(2)}=...)"  # a keyword the release lacks yet
+    construct = UNSUPPORTED_CONSTRUCT.search(message)
+    if construct is not None and any(type(n).__name__ == construct.group(1) for n in parsed_nodes(source)):
+        return f"the language construct {construct.group(1)} (unsupported AST node type)"
     removed = REMOVED_API.search(message)
     if removed is not None:  # the release's own word: what it removed cannot be the bug's
         what, instead = removed.group(1).strip(), removed.group(2).strip(" '`.")
@@ -852,6 +864,13 @@ def missing_api(message: str, source: str) -> str | None:
     if found is None or not re.search(rf"\.{found.group(2)}\b", source):
         return None
     return f"{found.group(1)}.{found.group(2)}"
+
+
+def parsed_nodes(source: str) -> list[ast.AST]:
+    try:
+        return list(ast.walk(ast.parse(source)))
+    except SyntaxError:
+        return []
 
 
 def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str]], issue: UpstreamIssue,
