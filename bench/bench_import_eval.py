@@ -8,6 +8,9 @@ what came out against what is known of its bug:
                  known open: "no release without it")
   false PROVEN   PROVEN with another first fixed release than the known one, or where the truth says
                  no release on PyPI can show the bug
+  proven, fix not pinned
+                 PROVEN, the fix placed between two releases (those between could not tell), the
+                 known first fixed release among them: never counted as right
   proven, unconfirmed
                  PROVEN where the truth does not know the range: to be checked by hand
   honest stop    not proven, where this machine cannot show the bug (a GPU is needed, or no PyPI
@@ -34,12 +37,15 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from packaging.version import Version
+
 from kregress.errors import ExitCode
 
 EVAL = Path(__file__).parent / "import_eval"
 FIRST_FIXED = re.compile(
     r"^\s*bisect: .*?(?:first fixed (?P<fixed>\S+?)(?:;|$)|(?P<open>no release without it))", re.M
 )
+FIXED_BETWEEN = re.compile(r"^\s*bisect: .*?fixed between (?P<earliest>\S+) and (?P<fixed>\S+) \(", re.M)
 STOPPED = re.compile(r"kregress import: stopped at (?P<step>\w+)")
 
 
@@ -49,6 +55,15 @@ def classify(entry: dict, code: int | None, output: str) -> tuple[str, str]:
         return "not measured", output if output.startswith("no saved copy") else "outran the deadline"
     found = FIRST_FIXED.search(output)
     fixed = None if found is None else (found["fixed"] or "open")
+    between = FIXED_BETWEEN.search(output)
+    if code == 0 and between is not None:
+        truth = entry.get("first_fixed_release")
+        low, high = (Version(between[end].split("==")[-1]) for end in ("earliest", "fixed"))
+        said = f"PROVEN, fixed between {between['earliest']} and {between['fixed']}"
+        if truth is None:
+            return "proven, unconfirmed", said
+        inside = low <= Version(truth.split("==")[-1]) <= high
+        return ("proven, fix not pinned" if inside else "false PROVEN"), said
     if code == 0:
         truth = entry.get("first_fixed_release")
         known_open = entry.get("fixed_by") is None and "Open." in (entry.get("notes") or "")

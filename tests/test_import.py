@@ -1777,6 +1777,25 @@ def test_past_a_release_that_cannot_tell_the_next_releases_are_tried_up_to_the_r
     assert next_release_showing(nightly, "cuda:sm_90", versions, "c==0.1", "c==0.1") == []
 
 
+def test_a_fix_behind_releases_that_fail_otherwise_is_placed_between_never_pinned() -> None:
+    """The quoted error gone at 0.2 and another failure in its place until 0.4: the fix is in one
+    of 0.2 … 0.4, and naming 0.4 (the first release that runs clean) would name the wrong one."""
+    from kregress.bisect.triage.importer import release_span
+
+    versions = ["c==0.1", "c==0.2", "c==0.3", "c==0.4"]
+    shows = (Outcome.FAIL, "COMPILE_ERROR: ValueError: tiny scale")
+    otherwise = (Outcome.FAIL, "COMPILE_ERROR: InternalError: Check failed: extent")
+    clean = (Outcome.PASS, "1 config(s) compiled")
+    outcomes = {"c==0.1": shows, "c==0.2": otherwise, "c==0.3": otherwise, "c==0.4": clean}
+    span = release_span(JudgedAlready(outcomes, ["tiny scale"]), "cuda:sm_90", versions, 0)
+    assert (span.first_bad, span.fixed, span.earliest_fixed) == (0, 3, 1) and not span.fix_pinned()
+    assert "fixed between c==0.2 and c==0.4 (the releases from c==0.2 could not tell" in span.shown(versions)
+    assert "first fixed" not in span.shown(versions)
+    pinned = release_span(JudgedAlready({**outcomes, "c==0.2": shows, "c==0.3": shows}, ["tiny scale"]),
+                          "cuda:sm_90", versions, 0)  # fmt: skip
+    assert pinned.fix_pinned() and "first fixed c==0.4" in pinned.shown(versions)
+
+
 def test_a_commit_build_of_a_release_is_told_from_the_release() -> None:
     from kregress.bisect.triage.importer import release_mention
 

@@ -964,11 +964,24 @@ class ReleaseSpan:
     fixed: int
     unjudged: list[Point]  # releases beside a boundary that could not run the code (a skip)
     disagreeing: list[Point]  # releases on the wrong side of a boundary: not one change
+    # after the last release that shows it: where the releases up to `fixed` fail otherwise (the
+    # quoted error gone, another failure in its place), the fix is in one of them or in `fixed`
+    earliest_fixed: int = -1
+
+    def fix_pinned(self) -> bool:
+        return self.earliest_fixed < 0 or self.earliest_fixed >= self.fixed
 
     def shown(self, versions: list[str]) -> str:
-        said = f"shows from {versions[self.first_bad]} … {versions[self.fixed - 1]}; " + (
-            f"first fixed {versions[self.fixed]}" if self.fixed < len(versions) else "no release without it"
-        )
+        said = f"shows from {versions[self.first_bad]} … {versions[self.fixed - 1]}; "
+        if self.fixed >= len(versions):
+            said += "no release without it"
+        elif self.fix_pinned():
+            said += f"first fixed {versions[self.fixed]}"
+        else:
+            said += (
+                f"fixed between {versions[self.earliest_fixed]} and {versions[self.fixed]} (the releases "
+                f"from {versions[self.earliest_fixed]} could not tell: which one fixed it is not known)"
+            )
         if self.unjudged:
             said += "; could not tell at " + "; ".join(p.shown() for p in self.unjudged)
         if self.disagreeing:
@@ -1001,11 +1014,18 @@ def release_span(locator: Locator, target: str, versions: list[str], at: int) ->
     def points(indices: list[int]) -> list[Point]:
         return [judged[versions[i]] for i in indices if 0 <= i < len(versions) and versions[i] in judged]
 
+    fixed = at + newer.first_bad
+    shown = [
+        i
+        for i in range(at, min(fixed, len(versions)))
+        if versions[i] in judged and locator.shows(judged[versions[i]])
+    ]
     return ReleaseSpan(
         first_bad=older.first_bad - 1,
-        fixed=at + newer.first_bad,
+        fixed=fixed,
         unjudged=points([i - 1 for i in older.ambiguous[:-1]] + [at + i for i in newer.ambiguous[:-1]]),
         disagreeing=points([i - 1 for i in older.contradictions] + [at + i for i in newer.contradictions]),
+        earliest_fixed=max(shown, default=at) + 1,
     )
 
 
