@@ -1255,6 +1255,29 @@ def test_a_kernel_never_launched_is_completed_with_what_its_body_and_the_paste_i
     assert steered is not None and steered.missing == ("BLOCK",) and "no value for BLOCK" in steered.said()
 
 
+def test_a_tilelang_factorys_buffer_sizes_are_implied_its_dtypes_never() -> None:
+    from kregress.bisect.triage.complete import completion_for
+
+    code = (
+        "import tilelang\nimport tilelang.language as T\n\n\n"
+        "def copy(M, N, block_M, dtype, threads=128):\n"
+        "    @T.prim_func\n"
+        "    def main(A: T.Tensor((M, N), dtype), B: T.Tensor[(M, N), dtype]):\n"
+        "        with T.Kernel(T.ceildiv(M, block_M), threads=threads) as bx:\n"
+        "            s = T.alloc_shared((block_M, N), dtype)\n"
+        "            T.copy(A[bx * block_M, 0], s)\n"
+        "            T.copy(s, B[bx * block_M, 0])\n"
+        "    return main\n"
+    )
+    completion = completion_for(code, "tilelang")
+    assert completion is not None and completion.implied == ("M", "N", "block_M")
+    assert completion.missing == ("dtype",)  # a dtype is never implied
+    assert completion.values == {"threads": 128, "M": 64, "N": 64, "block_M": 64}
+    assert "M, N, block_M as 64: buffers' sizes in its kernel" in completion.said()
+    steered = completion_for(code.replace("    return main", "    assert M > 4\n    return main"), "tilelang")
+    assert steered is not None and "M" in steered.missing
+
+
 def test_block_sizes_are_the_names_that_size_blocks_and_steer_nothing() -> None:
     import ast
 
@@ -1359,7 +1382,8 @@ def test_a_factory_cut_before_its_return_is_the_pastes_loss_never_a_bug() -> Non
 
 def test_a_factory_is_called_with_what_it_asserts_and_none_for_what_it_never_reads() -> None:
     """`assert nstr == 4` gives nstr; `out`, which only the inner prim_func's own parameter of the
-    same name reads, may be anything; `rows`, read by an annotation in the factory's scope, may not."""
+    same name reads, may be anything; `rows`, read by an annotation in the factory's scope, may not
+    (it sizes a buffer there: given a tile's size)."""
     from kregress.bisect.triage.complete import completion_for
 
     code = (
@@ -1372,9 +1396,9 @@ def test_a_factory_is_called_with_what_it_asserts_and_none_for_what_it_never_rea
     )
     completion = completion_for(code, "tilelang")
     assert completion is not None
-    assert completion.values == {"nstr": 4, "tile": 8, "threads": 128}
-    assert completion.unread == ("out",) and completion.missing == ("rows",)
-    assert "out=None" in completion.said() and "no value for rows" in completion.said()
+    assert completion.values == {"nstr": 4, "tile": 8, "threads": 128, "rows": 64}  # rows sizes a buffer
+    assert completion.unread == ("out",) and completion.missing == () and completion.implied == ("rows",)
+    assert "out=None" in completion.said() and "rows as 64" in completion.said()
 
 
 def test_the_child_compiles_the_completed_kernel_or_names_what_it_lacks(tmp_path: Path) -> None:

@@ -11,7 +11,9 @@ end without launching or compiling a kernel. A value the code does not give (a c
 default, a factory's size) is never guessed: it is named as missing, and the draft's kernel is then
 an ERROR of the draft saying so. The one value a body implies is a block's size (a constexpr
 that sizes blocks, `tl.arange(0, BLOCK)`, `tl.zeros([M, K])`, `block_shape=`, and steers nothing),
-which any power of two is: such a constexpr is given BLOCK_SIZE_IMPLIED, and said so.
+which any power of two is: such a constexpr is given BLOCK_SIZE_IMPLIED, and said so; so is a
+TileLang factory's parameter that only sizes its buffers (`T.Tensor((M, K), dtype)`), given
+TILE_SIZE_IMPLIED. A dtype, a thread count or anything compared is never implied.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ class Completion:
     call: bool = True  # TileLang: a factory to call (False: a prim_func to compile as it is)
     unread: tuple[str, ...] = ()  # TileLang: factory parameters its code never reads, given None
     entry: str | None = None  # a function that runs the kernel, never called: called first
-    implied: tuple[str, ...] = ()  # Triton: constexprs given BLOCK_SIZE_IMPLIED, as blocks' sizes
+    implied: tuple[str, ...] = ()  # sizes the code gives no value for: BLOCK_SIZE_IMPLIED / TILE_SIZE_IMPLIED
 
     def as_data(self) -> dict[str, Any]:
         return {"framework": self.framework, "function": self.function, "values": self.values,
@@ -85,9 +87,19 @@ class Completion:
             f" ({', '.join(self.unread)} given None: the factory never reads them)" if self.unread else ""
         )
         given = ", ".join([*(f"{name}=None" for name in self.unread), *([given] if given else [])])
+        sized = (
+            f" ({', '.join(self.implied)} as {TILE_SIZE_IMPLIED}: buffers' sizes in its kernel, which "
+            "the paste gives no value for)"
+            if self.implied
+            else ""
+        )
+        if self.implied:
+            given = ", ".join(
+                [*([given] if given else []), *(f"{n}={TILE_SIZE_IMPLIED}" for n in self.implied)]
+            )
         return (
             f"`{self.function}` is a kernel factory: called with "
-            f"{given or 'no arguments'}{unread} and what it returns compiled{lacking}"
+            f"{given or 'no arguments'}{unread}{sized} and what it returns compiled{lacking}"
         )
 
 
@@ -477,6 +489,31 @@ def block_sizes(node: ast.FunctionDef) -> set[str]:
     return names - compared
 
 
+TILE_SIZE_IMPLIED = 64  # a tile's size every TileLang GEMM and copy takes, whose shared buffers fit any GPU
+# TileLang's buffers, whose first argument (or `shape=`, or `T.Tensor[shape, dtype]`) is a shape
+BUFFER_CALLS = {"Tensor", "Buffer", "alloc_shared", "alloc_fragment", "alloc_local", "alloc_buffer"}
+
+
+def tile_sizes(node: ast.FunctionDef) -> set[str]:
+    """The names a TileLang factory sizes its buffers with (`T.Tensor((M, K), dtype)`,
+    `T.alloc_shared((block_M, block_K), dtype)`), never compared: a value it steers nothing by."""
+    shapes: list[ast.AST] = []
+    for part in ast.walk(node):
+        if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute | ast.Name):
+            name = part.func.attr if isinstance(part.func, ast.Attribute) else part.func.id
+            if name in BUFFER_CALLS:
+                shapes += [*part.args[:1], *(k.value for k in part.keywords if k.arg == "shape")]
+        elif isinstance(part, ast.Subscript) and isinstance(part.value, ast.Attribute | ast.Name):
+            name = part.value.attr if isinstance(part.value, ast.Attribute) else part.value.id
+            if name in BUFFER_CALLS and isinstance(part.slice, ast.Tuple) and part.slice.elts:
+                shapes.append(part.slice.elts[0])
+    sized = {n.id for shape in shapes if isinstance(shape, ast.Tuple | ast.List)
+             for n in ast.walk(shape) if isinstance(n, ast.Name)}  # fmt: skip
+    compared = {n.id for c in ast.walk(node) if isinstance(c, ast.Compare) for n in ast.walk(c)
+                if isinstance(n, ast.Name)}  # fmt: skip
+    return sized - compared
+
+
 def tilelang_completion(tree: ast.Module) -> Completion | None:
     """The kernel to compile: a top-level @T.prim_func, or a factory (a function holding one, or
     decorated @tilelang.jit), one no other function of the paste uses first."""
@@ -499,9 +536,13 @@ def tilelang_completion(tree: ast.Module) -> Completion | None:
     unread = unread_parameters(node)  # any value does: None, said
     names = [a.arg for a in node.args.args if a.arg not in unread]
     values, missing = parameter_values(node, names, module_constants(tree), {})
+    sizes = tile_sizes(node)
+    implied = tuple(name for name in missing if name in sizes)
+    values |= dict.fromkeys(implied, TILE_SIZE_IMPLIED)
     return Completion(
-        "tilelang", node.name, values, missing=tuple(missing), unread=tuple(unread), entry=entry
-    )
+        "tilelang", node.name, values, missing=tuple(m for m in missing if m not in implied),
+        unread=tuple(unread), entry=entry, implied=implied,
+    )  # fmt: skip
 
 
 def factories_without_return(code: str) -> list[str]:
