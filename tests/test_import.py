@@ -1749,6 +1749,22 @@ def test_syntax_a_frontend_does_not_compile_yet_is_a_release_that_cannot_run_the
     assert quoted.shows(point)
 
 
+def test_a_setting_the_issue_runs_the_code_with_is_set_before_it_runs() -> None:
+    code = "```python\nfrom __future__ import annotations\nimport triton\n\n@triton.jit\n"
+    code += "def k(x):\n    pass\n```\n"
+    body = (
+        f'It crashes with `TRITON_F32_DEFAULT = "ieee"`:\n\n{code}\nrun: `TRITON_INTERPRET=1 python x.py`\n'
+    )
+    evidence = extract(issue(body))
+    assert evidence.code.startswith("from __future__ import annotations\nimport os\n\n"
+                                    "os.environ['TRITON_F32_DEFAULT'] = 'ieee'\n")  # fmt: skip
+    assert "environment: set TRITON_F32_DEFAULT=ieee, as the issue runs the code with it" in evidence.repairs
+    assert "TRITON_INTERPRET" not in evidence.code  # the draft chooses how the code runs
+    # two values of one setting: which one fails is not said
+    both = extract(issue(body + "\nFine with TRITON_F32_DEFAULT=tf32.\n"))
+    assert "os.environ" not in both.code
+
+
 def test_code_begun_on_the_opening_fence_keeps_its_first_line() -> None:
     body = "```import torch\nimport triton\n\n@triton.jit\ndef k(x):\n    pass\n```\n"
     evidence = extract(issue(body))

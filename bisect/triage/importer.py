@@ -280,6 +280,11 @@ def extract(issue: UpstreamIssue) -> Evidence:
             ExitCode.NO_REPRO,
         )  # fmt: skip
     repaired = repair(blocks)
+    if settings := named_settings([issue.title, *issue.texts()], repaired.source):
+        lines = "".join(f"os.environ[{name!r}] = {value!r}\n" for name, value in settings.items())
+        repaired.source = after_future_imports(repaired.source, f"import os\n\n{lines}\n")
+        said = ", ".join(f"{name}={value}" for name, value in settings.items())
+        repaired.repairs.append(f"environment: set {said}, as the issue runs the code with it")
     errors = quoted_errors("\n".join(quoted)) + title_errors(issue.title)
     framework = framework_of_source(repaired.source).name
     if framework == "tilelang" and (cut := factories_without_return(repaired.source)):
@@ -303,6 +308,46 @@ def extract(issue: UpstreamIssue) -> Evidence:
         stated=stated, spelling=spelling, completion=completion_for(repaired.source, framework),
         shows_output=shows_output,
     )  # fmt: skip
+
+
+# A compiler's setting the reporter ran with, as the text writes it: `TRITON_F32_DEFAULT=ieee` on a
+# command line, `TRITON_F32_DEFAULT = "ieee"` in a sentence
+SETTING = re.compile(r"\b((?:TRITON|AMDGCN|TILELANG|DISABLE_LLVM)_[A-Z0-9_]+)\s*=\s*[\"'`]?([\w.+-]+)")
+# Settings that say where output goes, dump it, or choose how the code runs: the draft decides those
+NOT_THE_COMPILERS = {
+    "TRITON_INTERPRET", "TRITON_CACHE_DIR", "TRITON_HOME", "TRITON_DUMP_DIR", "TRITON_OVERRIDE_DIR",
+    "TRITON_KERNEL_DUMP", "TRITON_KERNEL_OVERRIDE", "TRITON_PRINT_AUTOTUNING", "TRITON_REPRODUCER_PATH",
+    "TRITON_ALWAYS_COMPILE", "TRITON_DEBUG", "TRITON_LLVM_DEBUG_ONLY", "TRITON_ENABLE_LLVM_DEBUG",
+    "TILELANG_CACHE_DIR", "TILELANG_TMP_DIR", "TILELANG_PRINT_ON_COMPILATION",
+}  # fmt: skip
+
+
+def named_settings(texts: list[str], code: str) -> dict[str, str]:
+    """The compiler settings the issue says it ran the code with (`TRITON_F32_DEFAULT=ieee`) and the
+    code does not set itself, each given one value by the text: a triager runs it so. A setting
+    written with two values ("works with tf32, crashes with ieee") is left out: which one fails is
+    not said by its spelling."""
+    values: dict[str, set[str]] = {}
+    for text in texts:
+        for found in SETTING.finditer(text):
+            name, value = found.group(1), found.group(2)
+            if name not in NOT_THE_COMPILERS and name not in code:
+                values.setdefault(name, set()).add(value)
+    return {name: next(iter(given)) for name, given in sorted(values.items()) if len(given) == 1}
+
+
+def after_future_imports(source: str, preamble: str) -> str:
+    """The source with the preamble first, after its `from __future__` imports (which must lead)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return preamble + source
+    future = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
+    if not future:
+        return preamble + source
+    lines = source.splitlines(keepends=True)
+    end = max(n.end_lineno or n.lineno for n in future)
+    return "".join(lines[:end]) + preamble + "".join(lines[end:])
 
 
 def code_blocks(text: str) -> tuple[list[tuple[str, str, str]], str]:
