@@ -1017,7 +1017,8 @@ class ReleaseSpan:
         return self.earliest_fixed < 0 or self.earliest_fixed >= self.fixed
 
     def shown(self, versions: list[str]) -> str:
-        said = f"shows from {versions[self.first_bad]} … {versions[self.fixed - 1]}; "
+        last = self.fixed - 1 if self.fix_pinned() else self.earliest_fixed - 1
+        said = f"shows from {versions[self.first_bad]} … {versions[last]}; "
         if self.fixed >= len(versions):
             said += "no release without it"
         elif self.fix_pinned():
