@@ -741,13 +741,15 @@ def test_with_nothing_quoted_the_failure_found_is_the_one_bisected(tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_a_paste_cut_inside_its_launch_is_never_proven(tmp_path: Path) -> None:
-    """The launch cut short is dropped, not completed: what is left shows nothing, and the import
-    stops there, saying so, instead of proving the draft on a SyntaxError of its own."""
+def test_a_paste_cut_inside_its_launch_is_proven_on_its_kernel_never_on_its_syntax(tmp_path: Path) -> None:
+    """The launch cut short is dropped, not completed, and never proven on a SyntaxError of its own:
+    the kernel left is compiled as a triager would (its one constexpr only sizes a block, so any
+    power of two does), and shows the quoted error with the range the whole paste gives."""
     url = "https://github.com/triton-lang/triton/issues/1387"
     code, said = import_saved(tmp_path, url, CUT_SHORT, "-t", "cuda:sm_90")
-    assert code == 65, said
-    assert "the last statement was cut short in the paste" in said and "PROVEN" not in said
+    assert code == 0, said
+    assert "the last statement was cut short in the paste" in said and "BLOCK as 16" in said
+    assert "first fixed triton==3.4.0" in said and "SyntaxError" not in said
 
 
 @pytest.mark.slow
