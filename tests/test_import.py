@@ -17,6 +17,7 @@ from compiler_fixture import BAD, GOOD, Step, build_release, local_index, make_c
 from fake_github import FakeGitHub, serving
 
 from kregress.bisect.triage.importer import (
+    ImportStopped,
     Locator,
     Point,
     Summary,
@@ -1765,6 +1766,19 @@ def test_a_setting_the_issue_runs_the_code_with_is_set_before_it_runs() -> None:
     # two values of one setting: which one fails is not said
     both = extract(issue(body + "\nFine with TRITON_F32_DEFAULT=tf32.\n"))
     assert "os.environ" not in both.code
+
+
+def test_a_paste_cut_inside_its_only_kernel_stops_at_extract() -> None:
+    cut = (
+        "```python\nimport triton\nimport triton.language as tl\n\n@triton.jit\ndef k(x, N: tl.constexpr):\n"
+    )
+    cut += "    offs = tl.arange(0, N\n"
+    with pytest.raises(ImportStopped, match="cut inside its kernel") as stopped:
+        extract(issue(cut))
+    assert stopped.value.step == "extract"
+    # the kernel whole in one block and another block cut short: the kernel is judged
+    whole = cut.replace("tl.arange(0, N\n", "tl.arange(0, N)\n```\n\n```python\nk[(1,)](x, N=\n")
+    assert "def k(" in extract(issue(whole)).code
 
 
 def test_code_begun_on_the_opening_fence_keeps_its_first_line() -> None:

@@ -280,6 +280,16 @@ def extract(issue: UpstreamIssue) -> Evidence:
             ExitCode.NO_REPRO,
         )  # fmt: skip
     repaired = repair(blocks)
+    if (
+        any("cut short" in said for said in repaired.repairs)
+        and DEFINES_A_KERNEL.search("".join(blocks))
+        and not DEFINES_A_KERNEL.search(repaired.source)
+    ):
+        raise ImportStopped(
+            "extract", "the paste was cut inside its kernel: the statement cut short, and the kernel "
+            "with it, was dropped, and nothing left defines a kernel to judge",
+            ExitCode.NO_REPRO,
+        )  # fmt: skip
     if settings := named_settings([issue.title, *issue.texts()], repaired.source):
         lines = "".join(f"os.environ[{name!r}] = {value!r}\n" for name, value in settings.items())
         repaired.source = after_future_imports(repaired.source, f"import os\n\n{lines}\n")
@@ -308,6 +318,10 @@ def extract(issue: UpstreamIssue) -> Evidence:
         stated=stated, spelling=spelling, completion=completion_for(repaired.source, framework),
         shows_output=shows_output,
     )  # fmt: skip
+
+
+# What defines a kernel (not what calls one): a paste whose cut took all of it has none left to judge
+DEFINES_A_KERNEL = re.compile(r"@triton\.(?:jit|autotune)\b|@tilelang\.jit\b|\bT\.prim_func\b|\bT\.Kernel\(")
 
 
 # A compiler's setting the reporter ran with, as the text writes it: `TRITON_F32_DEFAULT=ieee` on a
