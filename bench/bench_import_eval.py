@@ -56,8 +56,8 @@ def classify(entry: dict, code: int | None, output: str) -> tuple[str, str]:
     found = FIRST_FIXED.search(output)
     fixed = None if found is None else (found["fixed"] or "open")
     between = FIXED_BETWEEN.search(output)
+    truth = entry.get("first_fixed_release")
     if code == 0 and between is not None:
-        truth = entry.get("first_fixed_release")
         low, high = (Version(between[end].split("==")[-1]) for end in ("earliest", "fixed"))
         said = f"PROVEN, fixed between {between['earliest']} and {between['fixed']}"
         if truth is None:
@@ -65,7 +65,6 @@ def classify(entry: dict, code: int | None, output: str) -> tuple[str, str]:
         inside = low <= Version(truth.split("==")[-1]) <= high
         return ("proven, fix not pinned" if inside else "false PROVEN"), said
     if code == 0:
-        truth = entry.get("first_fixed_release")
         known_open = entry.get("fixed_by") is None and "Open." in (entry.get("notes") or "")
         said = f"PROVEN, first fixed {fixed}"
         if entry.get("pypi_can_show") is False:

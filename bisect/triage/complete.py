@@ -50,7 +50,7 @@ class Completion:
         return {"framework": self.framework, "function": self.function, "values": self.values,
                 "pointers": self.pointers, "scalars": list(self.scalars),
                 "missing": list(self.missing), "call": self.call, "unread": list(self.unread),
-                "entry": self.entry, "implied": list(self.implied)}  # fmt: skip
+                "entry": self.entry}  # fmt: skip
 
     def said(self) -> str:
         """The completion in one sentence, for ISSUE.md and the import's log."""
@@ -86,17 +86,14 @@ class Completion:
         unread = (
             f" ({', '.join(self.unread)} given None: the factory never reads them)" if self.unread else ""
         )
-        given = ", ".join([*(f"{name}=None" for name in self.unread), *([given] if given else [])])
+        sizes = [f"{name}={TILE_SIZE_IMPLIED}" for name in self.implied]
+        given = ", ".join([*(f"{name}=None" for name in self.unread), *([given] if given else []), *sizes])
         sized = (
             f" ({', '.join(self.implied)} as {TILE_SIZE_IMPLIED}: buffers' sizes in its kernel, which "
             "the paste gives no value for)"
             if self.implied
             else ""
         )
-        if self.implied:
-            given = ", ".join(
-                [*([given] if given else []), *(f"{n}={TILE_SIZE_IMPLIED}" for n in self.implied)]
-            )
         return (
             f"`{self.function}` is a kernel factory: called with "
             f"{given or 'no arguments'}{unread}{sized} and what it returns compiled{lacking}"
@@ -448,10 +445,8 @@ def triton_completion(tree: ast.Module) -> Completion | None:
     passed = launch_arguments(tree, entry)  # read once: its values and the tensors it names
     launched = launch_values(passed)
     values, missing = parameter_values(entry, constexprs, constants, first_autotune_config(entry), launched)
-    sizes = block_sizes(entry)
-    implied = tuple(name for name in missing if name in sizes)
+    implied, missing = implied_sizes(missing, block_sizes(entry))
     values |= dict.fromkeys(implied, BLOCK_SIZE_IMPLIED)
-    missing = [name for name in missing if name not in implied]
     scalars = [p for p in runtime if p not in pointers]
     known = {**constants, **launched}
     given = {p: known[p] for p in scalars if isinstance(known.get(p), int | float)}
@@ -483,10 +478,18 @@ def block_sizes(node: ast.FunctionDef) -> set[str]:
         elif name in SHAPE_CALLS and isinstance(shape, ast.List | ast.Tuple):
             sizing.append(shape)
         sizing += [k.value for k in call.keywords if k.arg in ("shape", "block_shape")]
-    names = {n.id for expr in sizing for n in ast.walk(expr) if isinstance(n, ast.Name)}
-    compared = {n.id for c in ast.walk(node) if isinstance(c, ast.Compare) for n in ast.walk(c)
-                if isinstance(n, ast.Name)}  # fmt: skip
-    return names - compared
+    return {n.id for expr in sizing for n in ast.walk(expr) if isinstance(n, ast.Name)} - compared_names(node)
+
+
+def compared_names(node: ast.AST) -> set[str]:
+    """The names the code compares: their values steer it, so none is a size alone."""
+    return {n.id for c in ast.walk(node) if isinstance(c, ast.Compare) for n in ast.walk(c)
+            if isinstance(n, ast.Name)}  # fmt: skip
+
+
+def implied_sizes(missing: list[str], sizes: set[str]) -> tuple[tuple[str, ...], list[str]]:
+    """The missing parameters that are sizes alone (given a size), and those still missing."""
+    return tuple(n for n in missing if n in sizes), [n for n in missing if n not in sizes]
 
 
 TILE_SIZE_IMPLIED = 64  # a tile's size every TileLang GEMM and copy takes, whose shared buffers fit any GPU
@@ -509,9 +512,7 @@ def tile_sizes(node: ast.FunctionDef) -> set[str]:
                 shapes.append(part.slice.elts[0])
     sized = {n.id for shape in shapes if isinstance(shape, ast.Tuple | ast.List)
              for n in ast.walk(shape) if isinstance(n, ast.Name)}  # fmt: skip
-    compared = {n.id for c in ast.walk(node) if isinstance(c, ast.Compare) for n in ast.walk(c)
-                if isinstance(n, ast.Name)}  # fmt: skip
-    return sized - compared
+    return sized - compared_names(node)
 
 
 def tilelang_completion(tree: ast.Module) -> Completion | None:
@@ -536,12 +537,11 @@ def tilelang_completion(tree: ast.Module) -> Completion | None:
     unread = unread_parameters(node)  # any value does: None, said
     names = [a.arg for a in node.args.args if a.arg not in unread]
     values, missing = parameter_values(node, names, module_constants(tree), {})
-    sizes = tile_sizes(node)
-    implied = tuple(name for name in missing if name in sizes)
+    implied, missing = implied_sizes(missing, tile_sizes(node))
     values |= dict.fromkeys(implied, TILE_SIZE_IMPLIED)
     return Completion(
-        "tilelang", node.name, values, missing=tuple(m for m in missing if m not in implied),
-        unread=tuple(unread), entry=entry, implied=implied,
+        "tilelang", node.name, values, missing=tuple(missing), unread=tuple(unread), entry=entry,
+        implied=implied,
     )  # fmt: skip
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import ast
 import datetime as dt
+import functools
 import json
 import os
 import re
@@ -815,8 +816,9 @@ class Locator:
             return False
         if missing_module(point.message, self.framework):
             return False
-        quoted_refusal = UNSUPPORTED_CONSTRUCT.search(point.message) and self.matching(point)
-        if missing_api(point.message, self.source) and not quoted_refusal:  # the quoted refusal is the bug
+        if missing_api(point.message, self.source) and not (
+            UNSUPPORTED_CONSTRUCT.search(point.message) and self.matching(point)
+        ):  # a release that cannot run the code, unless its refusal is what the issue quotes
             return False
         if self.stated and point.failure_kind == "WRONG_RESULT":
             return True
@@ -913,7 +915,7 @@ def missing_api(message: str, source: str) -> str | None:
     if keyword is not None and re.search(rf"\b{keyword.group(2)}\s*=", source):
         return f"{keyword.group(1)}({keyword.group(2)}=...)"  # a keyword the release lacks yet
     construct = UNSUPPORTED_CONSTRUCT.search(message)
-    if construct is not None and any(type(n).__name__ == construct.group(1) for n in parsed_nodes(source)):
+    if construct is not None and construct.group(1) in node_types(source):
         return f"the language construct {construct.group(1)} (unsupported AST node type)"
     removed = REMOVED_API.search(message)
     if removed is not None:  # the release's own word: what it removed cannot be the bug's
@@ -925,11 +927,13 @@ def missing_api(message: str, source: str) -> str | None:
     return f"{found.group(1)}.{found.group(2)}"
 
 
-def parsed_nodes(source: str) -> list[ast.AST]:
+@functools.lru_cache(maxsize=8)
+def node_types(source: str) -> frozenset[str]:
+    """The syntax node types the code uses, parsed once per code (every judged point asks)."""
     try:
-        return list(ast.walk(ast.parse(source)))
+        return frozenset(type(n).__name__ for n in ast.walk(ast.parse(source)))
     except SyntaxError:
-        return []
+        return frozenset()
 
 
 def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str]], issue: UpstreamIssue,
@@ -1025,10 +1029,10 @@ class ReleaseSpan:
     disagreeing: list[Point]  # releases on the wrong side of a boundary: not one change
     # after the last release that shows it: where the releases up to `fixed` fail otherwise (the
     # quoted error gone, another failure in its place), the fix is in one of them or in `fixed`
-    earliest_fixed: int = -1
+    earliest_fixed: int
 
     def fix_pinned(self) -> bool:
-        return self.earliest_fixed < 0 or self.earliest_fixed >= self.fixed
+        return self.earliest_fixed >= self.fixed
 
     def shown(self, versions: list[str]) -> str:
         last = self.fixed - 1 if self.fix_pinned() else self.earliest_fixed - 1
