@@ -9,8 +9,9 @@ what came out against what is known of its bug:
   false PROVEN   PROVEN with another first fixed release than the known one, or where the truth says
                  no release on PyPI can show the bug
   proven, fix not pinned
-                 PROVEN, the fix placed between two releases (those between could not tell), the
-                 known first fixed release among them: never counted as right
+                 PROVEN, the fix placed between two releases (those between could not tell), or
+                 at a release or later (none after it runs the code clean), the known first fixed
+                 release among them: never counted as right
   proven, unconfirmed
                  PROVEN where the truth does not know the range: to be checked by hand
   honest stop    not proven, where this machine cannot show the bug (a GPU is needed, or no PyPI
@@ -45,7 +46,10 @@ EVAL = Path(__file__).parent / "import_eval"
 FIRST_FIXED = re.compile(
     r"^\s*bisect: .*?(?:first fixed (?P<fixed>\S+?)(?:;|$)|(?P<open>no release without it))", re.M
 )
-FIXED_BETWEEN = re.compile(r"^\s*bisect: .*?fixed between (?P<earliest>\S+) and (?P<fixed>\S+) \(", re.M)
+FIXED_BETWEEN = re.compile(
+    r"^\s*bisect: .*?fixed (?:between (?P<earliest>\S+) and (?P<fixed>\S+)|at (?P<after>\S+) or later) \(",
+    re.M,
+)
 STOPPED = re.compile(r"kregress import: stopped at (?P<step>\w+)")
 
 
@@ -58,11 +62,16 @@ def classify(entry: dict, code: int | None, output: str) -> tuple[str, str]:
     between = FIXED_BETWEEN.search(output)
     truth = entry.get("first_fixed_release")
     if code == 0 and between is not None:
-        low, high = (Version(between[end].split("==")[-1]) for end in ("earliest", "fixed"))
-        said = f"PROVEN, fixed between {between['earliest']} and {between['fixed']}"
+        if between["after"]:  # the releases after the last showing it all fail otherwise
+            low, high = Version(between["after"].split("==")[-1]), None
+            said = f"PROVEN, fixed at {between['after']} or later"
+        else:
+            low, high = (Version(between[end].split("==")[-1]) for end in ("earliest", "fixed"))
+            said = f"PROVEN, fixed between {between['earliest']} and {between['fixed']}"
         if truth is None:
             return "proven, unconfirmed", said
-        inside = low <= Version(truth.split("==")[-1]) <= high
+        known = Version(truth.split("==")[-1])
+        inside = low <= known and (high is None or known <= high)
         return ("proven, fix not pinned" if inside else "false PROVEN"), said
     if code == 0:
         known_open = entry.get("fixed_by") is None and "Open." in (entry.get("notes") or "")

@@ -1276,9 +1276,49 @@ def test_a_tilelang_factorys_buffer_sizes_are_implied_its_dtypes_never() -> None
     assert completion is not None and completion.implied == ("M", "N", "block_M")
     assert completion.missing == ("dtype",)  # a dtype is never implied
     assert completion.values == {"threads": 128, "M": 64, "N": 64, "block_M": 64}
-    assert "M, N, block_M as 64: buffers' sizes in its kernel" in completion.said()
+    assert "M, N, block_M as 64: sizes of its buffers, grid or loops" in completion.said()
     steered = completion_for(code.replace("    return main", "    assert M > 4\n    return main"), "tilelang")
     assert steered is not None and "M" in steered.missing
+
+
+def test_a_factorys_grid_loop_and_tile_offset_sizes_are_implied_its_defaults_kept() -> None:
+    """`block_M` only in `T.ceildiv(M, block_M)` and a tile's offset `bx * block_M` is a size; a
+    default the code gives that is no literal (`T.float16`) is the code's, never missing."""
+    from kregress.bisect.triage.complete import completion_for
+
+    code = (
+        "import tilelang.language as T\n\n\n"
+        "def broadcast(M, N, block_M, stages, src_dtype=T.float16, dst_dtype=T.float16):\n"
+        "    @T.prim_func\n"
+        "    def main(A: T.Tensor((M, N), src_dtype), B: T.Tensor((M,), dst_dtype)):\n"
+        "        with T.Kernel(T.ceildiv(M, block_M), threads=128) as bx:\n"
+        "            for k in T.Pipelined(T.ceildiv(N, 32), num_stages=stages):\n"
+        "                T.copy(A[bx * block_M : (bx + 1) * block_M], B[bx * block_M : (bx + 1) * block_M])\n"
+        "    return main\n"
+    )
+    completion = completion_for(code, "tilelang")
+    assert completion is not None and completion.implied == ("M", "N", "block_M")
+    assert completion.defaulted == ("src_dtype", "dst_dtype") and "src_dtype" not in completion.values
+    assert completion.missing == ("stages",)  # handed on as a keyword: steers, never a size
+    assert "src_dtype, dst_dtype left at the defaults the code gives" in completion.said()
+    literal = completion_for(code.replace("src_dtype=T.float16", "src_dtype='float16'"), "tilelang")
+    assert (
+        literal is not None
+        and literal.values["src_dtype"] == "float16"
+        and literal.defaulted == ("dst_dtype",)
+    )
+
+
+def test_an_error_quoted_inline_in_a_sentence_ends_at_its_quote() -> None:
+    from kregress.bisect.triage.importer import quoted_errors
+
+    said = "It throws `IndexError: Variable is not defined: bx] mismatched, the buffer is A`: unclear."
+    assert quoted_errors(said) == ["IndexError: Variable is not defined: bx] mismatched, the buffer is A"]
+    doubled = 'and throws "TypeError: Check failed: (a == b) is false: int64 vs. int32" here.'
+    assert "TypeError: Check failed: (a == b) is false: int64 vs. int32" in quoted_errors(doubled)
+    assert quoted_errors("it will report InterpreterError: TypeError(x). Then") == [
+        "InterpreterError: TypeError(x)"
+    ]
 
 
 def test_block_sizes_are_the_names_that_size_blocks_and_steer_nothing() -> None:
@@ -1850,6 +1890,24 @@ def test_a_fix_behind_releases_that_fail_otherwise_is_placed_between_never_pinne
     pinned = release_span(JudgedAlready({**outcomes, "c==0.2": shows, "c==0.3": shows}, ["tiny scale"]),
                           "cuda:sm_90", versions, 0)  # fmt: skip
     assert pinned.fix_pinned() and "first fixed c==0.4" in pinned.shown(versions)
+
+
+def test_a_fix_behind_releases_that_all_fail_otherwise_is_never_no_release_without_it() -> None:
+    """The quoted error gone at 0.3 and every later release failing otherwise: the bug is not
+    still open, and where it was fixed is not known."""
+    from kregress.bisect.triage.importer import release_span
+
+    versions = ["c==0.1", "c==0.2", "c==0.3", "c==0.4"]
+    shows = (Outcome.FAIL, "COMPILE_ERROR: IndexError: Variable is not defined")
+    otherwise = (Outcome.FAIL, "COMPILE_ERROR: IndexError: Buffer A is 2-dimensional")
+    outcomes = {"c==0.1": otherwise, "c==0.2": shows, "c==0.3": otherwise, "c==0.4": otherwise}
+    span = release_span(JudgedAlready(outcomes, ["Variable is not defined"]), "cuda:sm_90", versions, 1)
+    assert (span.first_bad, span.fixed, span.earliest_fixed) == (1, 4, 2) and not span.fix_pinned()
+    assert "fixed at c==0.3 or later (the releases from c==0.3 fail otherwise" in span.shown(versions)
+    assert "no release without it" not in span.shown(versions)
+    still = release_span(JudgedAlready({**outcomes, "c==0.3": shows, "c==0.4": shows}, ["Variable is not"]),
+                         "cuda:sm_90", versions, 1)  # fmt: skip
+    assert still.fix_pinned() and "no release without it" in still.shown(versions)
 
 
 def test_a_commit_build_of_a_release_is_told_from_the_release() -> None:

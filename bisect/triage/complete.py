@@ -45,6 +45,7 @@ class Completion:
     unread: tuple[str, ...] = ()  # TileLang: factory parameters its code never reads, given None
     entry: str | None = None  # a function that runs the kernel, never called: called first
     implied: tuple[str, ...] = ()  # sizes the code gives no value for: BLOCK_SIZE_IMPLIED / TILE_SIZE_IMPLIED
+    defaulted: tuple[str, ...] = ()  # parameters left at a default that is no literal (`T.float16`)
 
     def as_data(self) -> dict[str, Any]:
         return {"framework": self.framework, "function": self.function, "values": self.values,
@@ -67,6 +68,8 @@ class Completion:
             if self.missing
             else ""
         )
+        if self.defaulted:
+            lacking = f"; {', '.join(self.defaulted)} left at the defaults the code gives{lacking}"
         if self.framework == "triton":
             by_dtype: dict[str, list[str]] = {}
             for name, dtype in self.pointers.items():
@@ -89,7 +92,7 @@ class Completion:
         sizes = [f"{name}={TILE_SIZE_IMPLIED}" for name in self.implied]
         given = ", ".join([*(f"{name}=None" for name in self.unread), *([given] if given else []), *sizes])
         sized = (
-            f" ({', '.join(self.implied)} as {TILE_SIZE_IMPLIED}: buffers' sizes in its kernel, which "
+            f" ({', '.join(self.implied)} as {TILE_SIZE_IMPLIED}: sizes of its buffers, grid or loops, which "
             "the paste gives no value for)"
             if self.implied
             else ""
@@ -270,9 +273,9 @@ def parameter_values(
 ) -> tuple[dict[str, Any], list[str]]:
     """Each wanted parameter's value: what the paste launches it with, else its default, else an
     autotune config's, else what the function asserts it is, else a module constant of its name;
-    the rest are missing."""
-    args = [a.arg for a in node.args.args]
-    defaults = dict(zip(args[len(args) - len(node.args.defaults) :], node.args.defaults, strict=True))
+    the rest are missing. A default that is no literal (`dtype=T.float16`) is the function's own
+    to evaluate: such a parameter is left out of the call (`defaulted_parameters`), never missing."""
+    defaults = parameter_defaults(node)
     asserted = asserted_values(node)
     launched = launched or {}
     values, missing = {}, []
@@ -284,6 +287,8 @@ def parameter_values(
             values[name] = value
         elif name in configs:
             values[name] = configs[name]
+        elif name in defaults:
+            continue  # left at its default, which the call evaluates
         elif name in asserted:
             values[name] = asserted[name]
         elif name in constants:
@@ -291,6 +296,17 @@ def parameter_values(
         else:
             missing.append(name)
     return values, missing
+
+
+def parameter_defaults(node: ast.FunctionDef) -> dict[str, ast.expr]:
+    args = [a.arg for a in node.args.args]
+    return dict(zip(args[len(args) - len(node.args.defaults) :], node.args.defaults, strict=True))
+
+
+def defaulted_parameters(node: ast.FunctionDef, wanted: list[str], values: dict[str, Any]) -> tuple[str, ...]:
+    """The wanted parameters left at a default that is no literal (`dtype=T.float16`): said, not given."""
+    defaults = parameter_defaults(node)
+    return tuple(n for n in wanted if n in defaults and n not in values and not literal(defaults[n])[0])
 
 
 def first_autotune_config(node: ast.FunctionDef) -> dict[str, Any]:
@@ -445,6 +461,7 @@ def triton_completion(tree: ast.Module) -> Completion | None:
     passed = launch_arguments(tree, entry)  # read once: its values and the tensors it names
     launched = launch_values(passed)
     values, missing = parameter_values(entry, constexprs, constants, first_autotune_config(entry), launched)
+    defaulted = defaulted_parameters(entry, constexprs, values)
     implied, missing = implied_sizes(missing, block_sizes(entry))
     values |= dict.fromkeys(implied, BLOCK_SIZE_IMPLIED)
     scalars = [p for p in runtime if p not in pointers]
@@ -455,6 +472,7 @@ def triton_completion(tree: ast.Module) -> Completion | None:
         pointers=pointer_dtypes(tree, [p for p in runtime if p in pointers], launched_tensors(passed)),
         scalars=tuple(p for p in scalars if p not in given),
         missing=tuple(missing), entry=entry_function(tree, {k.name for k in kernels}), implied=implied,
+        defaulted=defaulted,
     )  # fmt: skip
 
 
@@ -495,24 +513,45 @@ def implied_sizes(missing: list[str], sizes: set[str]) -> tuple[tuple[str, ...],
 TILE_SIZE_IMPLIED = 64  # a tile's size every TileLang GEMM and copy takes, whose shared buffers fit any GPU
 # TileLang's buffers, whose first argument (or `shape=`, or `T.Tensor[shape, dtype]`) is a shape
 BUFFER_CALLS = {"Tensor", "Buffer", "alloc_shared", "alloc_fragment", "alloc_local", "alloc_buffer"}
+# Calls whose positional arguments are extents: a grid's (`T.Kernel(T.ceildiv(M, block_M), ...)`,
+# its `threads=` a keyword, never a size) or a loop's (`T.Parallel(block_M, block_N)`)
+EXTENT_CALLS = {"Kernel", "ceildiv", "Parallel", "serial", "Pipelined", "grid", "unroll", "range"}
+
+
+def call_name(node: ast.AST) -> str | None:
+    """The last name of what a call or a subscript applies (`T.alloc_shared` -> alloc_shared)."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
 
 
 def tile_sizes(node: ast.FunctionDef) -> set[str]:
     """The names a TileLang factory sizes its buffers with (`T.Tensor((M, K), dtype)`,
-    `T.alloc_shared((block_M, block_K), dtype)`), never compared: a value it steers nothing by."""
+    `T.alloc_shared((block_M, block_K), dtype)`), its grid and loops with (`T.ceildiv(M, block_M)`,
+    `T.Parallel(block_M)`), or a tile's offset with (`A[bx * block_M : (bx + 1) * block_M]`), never
+    compared nor handed on as a keyword (`num_stages=`): a value it steers nothing by."""
     shapes: list[ast.AST] = []
+    elsewhere: set[str] = set()  # names given as a keyword's value (threads=, num_stages=, dtype=)
     for part in ast.walk(node):
-        if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute | ast.Name):
-            name = part.func.attr if isinstance(part.func, ast.Attribute) else part.func.id
+        if isinstance(part, ast.Call):
+            name = call_name(part.func)
             if name in BUFFER_CALLS:
                 shapes += [*part.args[:1], *(k.value for k in part.keywords if k.arg == "shape")]
-        elif isinstance(part, ast.Subscript) and isinstance(part.value, ast.Attribute | ast.Name):
-            name = part.value.attr if isinstance(part.value, ast.Attribute) else part.value.id
-            if name in BUFFER_CALLS and isinstance(part.slice, ast.Tuple) and part.slice.elts:
-                shapes.append(part.slice.elts[0])
+            elif name in EXTENT_CALLS:
+                shapes.append(ast.Tuple(elts=list(part.args)))
+            elsewhere |= {n.id for k in part.keywords if k.arg != "shape" for n in ast.walk(k.value)
+                          if isinstance(n, ast.Name)}  # fmt: skip
+        elif isinstance(part, ast.Subscript):
+            typed = isinstance(part.slice, ast.Tuple) and part.slice.elts  # T.Tensor[(M, K), dtype]
+            if call_name(part.value) in BUFFER_CALLS and typed:
+                shapes.append(part.slice.elts[0])  # type: ignore[union-attr]
+            slices = [s for s in ast.walk(part.slice) if isinstance(s, ast.Slice)]
+            offsets = [b for s in slices for m in ast.walk(s) if isinstance(m, ast.BinOp)
+                       and isinstance(m.op, ast.Mult) for b in (m.left, m.right)]  # fmt: skip
+            shapes.append(ast.Tuple(elts=offsets))
     sized = {n.id for shape in shapes if isinstance(shape, ast.Tuple | ast.List)
              for n in ast.walk(shape) if isinstance(n, ast.Name)}  # fmt: skip
-    return sized - compared_names(node)
+    return sized - compared_names(node) - elsewhere
 
 
 def tilelang_completion(tree: ast.Module) -> Completion | None:
@@ -537,11 +576,12 @@ def tilelang_completion(tree: ast.Module) -> Completion | None:
     unread = unread_parameters(node)  # any value does: None, said
     names = [a.arg for a in node.args.args if a.arg not in unread]
     values, missing = parameter_values(node, names, module_constants(tree), {})
+    defaulted = defaulted_parameters(node, names, values)
     implied, missing = implied_sizes(missing, tile_sizes(node))
     values |= dict.fromkeys(implied, TILE_SIZE_IMPLIED)
     return Completion(
         "tilelang", node.name, values, missing=tuple(missing), unread=tuple(unread), entry=entry,
-        implied=implied,
+        implied=implied, defaulted=defaulted,
     )  # fmt: skip
 
 

@@ -89,6 +89,9 @@ def raised_line(line: str) -> str | None:
 # An exception named in a sentence ("... it will report InterpreterError: TypeError(...). Then"), to
 # the sentence's end.
 IN_PROSE = re.compile(rf"(?<![\w.])({EXCEPTION_NAME}:\s*\S.*?)(?:[.,;]?\s*$|\.\s+(?=[A-Z]))")
+# ... or quoted inline ("throws `IndexError: ... the buffer is A`, which is not clear", or in double
+# quotes), to its quote's end
+IN_INLINE_CODE = re.compile(rf"([`\"])({EXCEPTION_NAME}:\s*(?:(?!\1).)+?)\s*\1")
 COMPILER_ERROR = re.compile(r"^.*?\berror\s*:\s*(.+)$", re.I)  # ptxas spaces it: "error   : "
 # An MLIR diagnostic names the operation it is about first: "'tt.atomic_rmw' op failed to verify ..."
 MLIR_OPERATION = re.compile(r"^'(\w+(?:\.\w+)+)' op (.+)$")
@@ -494,8 +497,17 @@ def quoted_errors(text: str) -> list[str]:
     found += assertions(lines[::-1])
     found += [raised for line in reversed(lines) if (raised := raised_line(line))]
     found += [line.strip() for line in reversed(lines) if COMPILER_ERROR.match(line)]
-    found += [m.group(1) for line in lines if not raised_line(line) and (m := IN_PROSE.search(line))]
+    found += [in_prose(line) for line in lines if not raised_line(line)]
     return [e for e in dict.fromkeys(found) if e]
+
+
+def in_prose(line: str) -> str | None:
+    """An exception a sentence names: to its inline quote's end where quoted so, else to the
+    sentence's end."""
+    if quoted := IN_INLINE_CODE.search(line):
+        return quoted.group(2)
+    found = IN_PROSE.search(line)
+    return found.group(1) if found else None
 
 
 def title_errors(title: str) -> list[str]:
@@ -1037,7 +1049,13 @@ class ReleaseSpan:
     def shown(self, versions: list[str]) -> str:
         last = self.fixed - 1 if self.fix_pinned() else self.earliest_fixed - 1
         said = f"shows from {versions[self.first_bad]} … {versions[last]}; "
-        if self.fixed >= len(versions):
+        if self.fixed >= len(versions) and not self.fix_pinned():
+            said += (
+                f"fixed at {versions[self.earliest_fixed]} or later (the releases from "
+                f"{versions[self.earliest_fixed]} fail otherwise and none runs it clean: which one fixed it, "
+                "if any, is not known)"
+            )
+        elif self.fixed >= len(versions):
             said += "no release without it"
         elif self.fix_pinned():
             said += f"first fixed {versions[self.fixed]}"
@@ -1095,7 +1113,9 @@ def release_span(locator: Locator, target: str, versions: list[str], at: int) ->
 
 def final_manifest(folder: Path, target: str, kind: str, versions: list[str], first_bad: int, fixed: int,
                    issue: UpstreamIssue, error: str | None, held: set[str],
-                   fails_with: str | None = None) -> dict:  # fmt: skip
+                   fails_with: str | None = None, unpinned: str | None = None) -> dict:  # fmt: skip
+    """The case.toml of a located draft: its expectation, known_bad range and reproduce ends.
+    `unpinned`: the first release after the last that shows the error, where the fix is not known."""
     manifest = read_toml(folder / "case.toml")
     manifest["expect"] = [e for e in manifest["expect"] if e["name"] == kind]
     package = versions[0].split("==")[0]
@@ -1115,7 +1135,11 @@ def final_manifest(folder: Path, target: str, kind: str, versions: list[str], fi
         reproduce["good"] = [versions[first_bad - 1]]
     if fixed < len(versions) and versions[fixed] in held:
         reproduce["good"] = [*reproduce.get("good", []), versions[fixed]]
-    if "good" not in reproduce:
+    if "good" not in reproduce and unpinned is not None:
+        reproduce["no_good"] = (
+            f"the {package} releases from {unpinned} fail otherwise, and none judged runs it clean"
+        )
+    elif "good" not in reproduce:
         reproduce["no_good"] = f"every {package} release judged shows it (still open upstream?)"
     manifest["reproduce"] = reproduce
     return manifest
@@ -1256,8 +1280,9 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
         else "^WRONG_RESULT" if pattern is None and evidence.stated is not None
         else locator.patterns[0] if locator.patterns else None
     )  # fmt: skip
+    unpinned = None if span.fix_pinned() else versions[span.earliest_fixed]
     manifest = final_manifest(
-        folder, target, kind, versions, first_bad, fixed, issue, shown, held_releases, fails_with
+        folder, target, kind, versions, first_bad, fixed, issue, shown, held_releases, fails_with, unpinned
     )
     if "known_bad" not in manifest:
         summary.add(f"known_bad: left out: its range would be on {evidence.framework}'s version, and the "
