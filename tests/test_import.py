@@ -1404,18 +1404,29 @@ def test_a_tilelang_factory_never_called_is_called_with_the_values_the_paste_giv
     assert called is not None and called.function == "make"  # used only where nothing is compiled
 
 
-def test_a_factory_cut_before_its_return_is_the_pastes_loss_never_a_bug() -> None:
+def test_a_factory_cut_before_its_return_returns_its_kernel_never_none() -> None:
     """A paste cut inside its kernel at a statement's end still parses; its factory then returns
     None, which TileLang refuses ("target function must be a PrimFunc but got NoneType") in every
-    release from 0.1.7: a draft had been PROVEN on that refusal. It stops at extract, saying why;
-    the whole factory pasted again below is the one that runs."""
+    release from 0.1.7: a draft had been PROVEN on that refusal. The factory that ends the paste
+    returns the one prim_func it holds, as a triager finishes it, said among the repairs; one that
+    returns nothing and does not end the paste is the code's own, and stops at extract; the whole
+    factory pasted again below is the one that runs."""
     from kregress.bisect.triage.importer import ImportStopped
     from kregress.errors import ExitCode
 
     whole = SELECT_ISSUE["body"]
     cut = whole.split("                dst[i] =")[0]  # the store, the return and the call lost
+    finished = extract(issue(cut, SELECT_ISSUE["title"]))
+    assert finished.code.rstrip().endswith("                x = src[i]\n    return pick")
+    assert any("ends inside the kernel factory `make`" in said for said in finished.repairs)
+    assert finished.completion is not None and finished.completion.function == "make"
+    inside = cut.replace(
+        "@tilelang.jit\ndef make", "def unused():\n    return 1\n\n\n@tilelang.jit\ndef make"
+    )
+    assert "return pick" in extract(issue(inside, SELECT_ISSUE["title"])).code
+    own = cut + "\n\n\nmake()\n"  # not the paste's end: the code's own factory returns nothing
     with pytest.raises(ImportStopped) as stopped:
-        extract(issue(cut, SELECT_ISSUE["title"]))
+        extract(issue(own, SELECT_ISSUE["title"]))
     assert stopped.value.step == "extract" and stopped.value.code == ExitCode.NO_REPRO
     assert "`make` holds a @T.prim_func and returns nothing" in stopped.value.why
     assert extract(issue(whole, SELECT_ISSUE["title"])).completion is not None
@@ -1834,6 +1845,21 @@ def test_a_function_that_compiles_its_prim_func_itself_is_whole() -> None:
     assert factories_without_return(f"def run():\n{kernel}    k = tilelang.compile(main)\n") == []
     assert factories_without_return(f"def make():\n{kernel}    yield main\n") == []
     assert factories_without_return(f"def make():\n{kernel}") == ["make"]
+
+
+def test_only_a_factory_that_ends_the_paste_is_finished_with_its_return() -> None:
+    from kregress.bisect.triage.complete import with_cut_factory_returned
+
+    kernel = (
+        '    @T.prim_func\n    def main(a: T.Tensor((4,), "float32")):\n'
+        "        with T.Kernel(1):\n            a[0] = 1\n"
+    )
+    code, said = with_cut_factory_returned(f"def make():\n{kernel}")  # type: ignore[misc]
+    assert code.endswith("            a[0] = 1\n    return main\n") and "`return main` added" in said
+    assert with_cut_factory_returned(f"def make():\n{kernel}\n\nmake()\n") is None  # the code's own
+    assert with_cut_factory_returned(f"def make():\n{kernel}    return main\n") is None  # whole
+    two = f"def make():\n{kernel}{kernel.replace('main', 'other')}"
+    assert with_cut_factory_returned(two) is None  # which of two it returned is not known
 
 
 class JudgedAlready(Locator):

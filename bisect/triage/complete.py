@@ -613,6 +613,28 @@ def factories_without_return(code: str) -> list[str]:
     return cut
 
 
+def with_cut_factory_returned(code: str) -> tuple[str, str] | None:
+    """Where the paste ends inside a TileLang kernel factory that returns nothing (its text cut after
+    the kernel's last whole statement, its `return main` lost with the rest), the code with the
+    factory returning the one @T.prim_func it holds, as a triager finishes it, and what was added;
+    None where no such factory ends the code (one that does not end it is the code's own)."""
+    cut = factories_without_return(code)
+    tree = ast.parse(code) if cut else None
+    if tree is None or not tree.body or not isinstance(last := tree.body[-1], ast.FunctionDef):
+        return None
+    kernels = [
+        n for n in walk_scope_of(last) if isinstance(n, ast.FunctionDef) and "prim_func" in decorator_names(n)
+    ]
+    if last.name not in cut or len(kernels) != 1:
+        return None
+    indent = " " * last.body[0].col_offset
+    added = f"{indent}return {kernels[0].name}"
+    return code.rstrip() + "\n" + added + "\n", (
+        f"the paste ends inside the kernel factory `{last.name}` (cut after its kernel's last whole "
+        f"statement): `{added.strip()}` added, and what is left of the kernel judged"
+    )
+
+
 def walk_scope_of(function: ast.FunctionDef) -> Iterator[ast.AST]:
     """The nodes of a function's own body, and the functions it defines (not their bodies)."""
     for statement in function.body:

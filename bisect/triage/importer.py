@@ -42,7 +42,12 @@ from packaging.version import Version
 
 from kregress.bisect.github.client import explain
 from kregress.bisect.search import PointVerdict, search
-from kregress.bisect.triage.complete import Completion, completion_for, factories_without_return
+from kregress.bisect.triage.complete import (
+    Completion,
+    completion_for,
+    factories_without_return,
+    with_cut_factory_returned,
+)
 from kregress.bisect.triage.repair import KERNEL_MARKERS, looks_like_kernel_code, repair, repair_block
 from kregress.bisect.triage.stated import (
     StatedSpelling,
@@ -301,6 +306,9 @@ def extract(issue: UpstreamIssue) -> Evidence:
         repaired.repairs.append(f"environment: set {said}, as the issue runs the code with it")
     errors = quoted_errors("\n".join(quoted)) + title_errors(issue.title)
     framework = framework_of_source(repaired.source).name
+    if framework == "tilelang" and (returned := with_cut_factory_returned(repaired.source)):
+        repaired.source, said = returned
+        repaired.repairs.append(said)
     if framework == "tilelang" and (cut := factories_without_return(repaired.source)):
         raise ImportStopped(
             "extract", f"the kernel factory `{cut[0]}` holds a @T.prim_func and returns nothing: the paste "

@@ -73,9 +73,9 @@ def looks_like_kernel_code(block: str) -> bool:
 def repair_block(block: str) -> Repaired:
     """One code block: its common indent, stray indents, stray backticks, a last statement cut short."""
     repairs: list[str] = []
-    dedented = textwrap.dedent(block)
-    if dedented != block:
-        width = len(block.splitlines()[0]) - len(block.splitlines()[0].lstrip()) if block.strip() else 0
+    dedented = textwrap.dedent(block)  # also empties lines of spaces alone, which is no repair
+    width = min((indent_of(line) for line in block.splitlines() if line.strip()), default=0)
+    if width:
         repairs.append(f"removed a common indent of {width} columns")
     lines = dedented.rstrip().splitlines()
     for _ in range(MAX_REPAIRS):
