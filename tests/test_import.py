@@ -1235,6 +1235,70 @@ CUT_LAUNCH = {**BF16_ISSUE, "body": BF16_ISSUE["body"].replace(
     "src = torch.randn", "BLOCK = 128\nsrc = torch.randn").replace(
     "accumulate[(2,)](src, dst, 256, BLOCK=128)", "accumulate[(2,)](src, dst, 2")}  # fmt: skip
 # A TileLang kernel factory the paste defines and never calls.
+# A barrier TileLang leaves out between a shared slot's atomic bump and its read (written here after
+# tilelang#1257's kind of report): the title names what the generated CUDA lacks.
+MISSING_SYNC_ISSUE = {
+    "title": "[BUG] Missing `__syncthreads()` after `T.atomic_add` in the generated CUDA source",
+    "created_at": "2025-11-20T00:00:00Z",
+    "labels": ["bug"],
+    "body": "\n".join(
+        [
+            "Each thread bumps its neighbour's slot and reads its own back: no barrier between.",
+            "",
+            "```python",
+            "import tilelang",
+            "import tilelang.language as T",
+            "",
+            "",
+            "@tilelang.jit",
+            "def neighbours(n: int):",
+            "    @T.prim_func",
+            '    def bump(out: T.Tensor[(n,), "int32"]):',
+            "        with T.Kernel(1, threads=n):",
+            '            slots = T.alloc_shared((n,), "int32")',
+            "            t = T.get_thread_binding(0)",
+            "            slots[t] = 0",
+            "            T.atomic_add(slots[(t + 1) % n], 1)",
+            "            out[t] = slots[t]",
+            "",
+            "    return bump",
+            "",
+            "",
+            "print(neighbours(32).get_kernel_source())",
+            "```",
+            "",
+        ]
+    ),
+}
+# A factory whose paste ends after its kernel's last whole statement (its return and call lost): a
+# fold TileLang's layout inference refused before 0.1.7.post2 (written here after tilelang#1374's kind)
+CUT_FACTORY_ISSUE = {
+    "title": "[BUG] Layout inference fails when a fragment is folded into a narrower one",
+    "created_at": "2025-12-03T00:00:00Z",
+    "labels": ["bug"],
+    "body": "\n".join(
+        [
+            "Folding columns of a fragment by `j // 32` needs the narrow fragment replicated:",
+            "",
+            "```python",
+            "import tilelang",
+            "import tilelang.language as T",
+            "",
+            "",
+            "@tilelang.jit",
+            "def fold(M: int = 1024):",
+            "    @T.prim_func",
+            '    def main(A: T.Tensor((32, 7), "int32"), B: T.Tensor((32, 224), "int32")):',
+            "        with T.Kernel(1, threads=128):",
+            '            narrow = T.alloc_fragment((32, 7), "int32")',
+            "            T.copy(A, narrow)",
+            "            for i, j in T.Parallel(32, 224):",
+            "                narrow[i, j // 32] += B[i, j]",
+            "",
+        ]
+    ),
+}
+
 FACTORY_NEVER_CALLED = {**SELECT_ISSUE, "body": SELECT_ISSUE["body"].replace(
     "@tilelang.jit\ndef make():", "def make(N):").replace("\nmake()\n", "\n")}  # fmt: skip
 
@@ -1602,8 +1666,10 @@ def test_code_failing_in_its_own_line_before_any_launch_is_completed_or_says_its
          "bisect: shows from triton==3.0.0 … triton==3.3.1; first fixed triton==3.4.0"),
         ("https://github.com/tile-ai/tilelang/issues/2682", FACTORY_NEVER_CALLED,
          "bisect: shows from tilelang==0.1.7 … tilelang==0.1.13; first fixed tilelang==0.1.14"),
+        ("https://github.com/tile-ai/tilelang/issues/1374", CUT_FACTORY_ISSUE,
+         "tilelang==0.1.7.post1; first fixed tilelang==0.1.7.post2"),
     ],
-    ids=["cut-off-launch", "factory-never-called"],
+    ids=["cut-off-launch", "factory-never-called", "factory-cut-before-its-return"],
 )  # fmt: skip
 def test_what_a_triager_completes_becomes_a_proven_draft_with_the_right_range(
     tmp_path: Path, url: str, saved: dict, bisected: str
@@ -1614,6 +1680,62 @@ def test_what_a_triager_completes_becomes_a_proven_draft_with_the_right_range(
     assert "complete: if the code runs no kernel" in said and bisected in said and "verify: PROVEN" in said
     (draft,) = (tmp_path / "corpus").glob("*_draft")
     assert "## Completions, as a triager would make them" in (draft / "ISSUE.md").read_text()
+
+
+@pytest.mark.slow
+def test_a_spelling_the_generated_code_lacks_is_counted_against_the_newest_release(tmp_path: Path) -> None:
+    """Missing `__syncthreads()`: the newest release's CUDA source has 2, so a release with fewer
+    shows the bug; once stopped at locate (nothing quoted, every release compiles it)."""
+    code, said = import_saved(tmp_path, "https://github.com/tile-ai/tilelang/issues/1257", MISSING_SYNC_ISSUE)
+    assert code == 0, said
+    assert "stated: the generated cuda_source lacks `__syncthreads()`" in said
+    assert "has 2 of /__syncthreads\\(\\)/ in its cuda_source on cuda:sm_90: fewer shows the bug" in said
+    assert "first fixed tilelang==0.1.8" in said and "verify: PROVEN" in said
+    (draft,) = (tmp_path / "corpus").glob("*_draft")
+    manifest = tomllib.loads((draft / "case.toml").read_text())
+    ir = next(e for e in manifest["expect"] if e["name"] == "ir")
+    assert (ir["pattern"], ir["min_count"]) == (r"__syncthreads\(\)", 2) and "max_count" not in ir
+    assert "lacks `__syncthreads()`" in (draft / "ISSUE.md").read_text()
+
+
+def test_a_spelling_said_missing_is_stated_with_its_stage() -> None:
+    from kregress.bisect.triage.stated import stated_missing
+
+    title = "[BUG] Missing `__syncthreads()` after `AtomicAdd` in generated CUDA kernel"
+    found = stated_missing([title], "tilelang")
+    assert found is not None and (found.stage, found.right, found.wrong, found.missing) == (
+        "cuda_source",
+        "__syncthreads()",
+        "",
+        True,
+    )
+    ptx = stated_missing(["the kernel's PTX never emits it: `fence.proxy.async.shared` is missing"])
+    assert ptx is not None and (ptx.stage, ptx.right) == ("ptx", "fence.proxy.async.shared")
+    assert stated_missing(["The kernel is missing `x` here"], "tilelang") is None  # no stage said
+    assert stated_missing(["a missing value in the CUDA source"], "tilelang") is None  # no spelling
+
+
+def test_the_least_count_is_the_newest_releases_and_none_there_stops(tmp_path: Path) -> None:
+    import tomli_w
+
+    from kregress.bisect.triage.importer import ImportStopped, least_count_at
+
+    folder = tmp_path / "d"
+    folder.mkdir()
+    ir = {"name": "ir", "kind": "ir", "kernel": "pasted_kernel", "stage": "cuda_source",
+          "pattern": r"__syncthreads\(\)", "min_count": 0}  # fmt: skip
+    (folder / "case.toml").write_text(tomli_w.dumps({"expect": [ir]}))
+    counted = (Outcome.PASS, r"/__syncthreads\(\)/ in cuda_source: [default] 2 (bound ≥ 0)")
+    locator = JudgedAlready({"c==0.4": counted}, [])
+    least_count_at(locator, folder, "cuda:sm_90", "c==0.4")
+    assert tomllib.loads((folder / "case.toml").read_text())["expect"][0]["min_count"] == 2
+    assert locator.summary.judged == []  # judged under the bound of 0: another case's key
+    none = (Outcome.PASS, r"/__syncthreads\(\)/ in cuda_source: [default] 0 (bound ≥ 0)")
+    with pytest.raises(ImportStopped, match=r"has no .* either"):
+        least_count_at(JudgedAlready({"c==0.4": none}, []), folder, "cuda:sm_90", "c==0.4")
+    failed = (Outcome.FAIL, "COMPILE_ERROR: 1 of 1 configs did not compile")
+    with pytest.raises(ImportStopped, match="could not count"):
+        least_count_at(JudgedAlready({"c==0.4": failed}, []), folder, "cuda:sm_90", "c==0.4")
 
 
 def test_an_issue_showing_its_runs_output_is_never_proven_on_an_exception() -> None:

@@ -53,6 +53,7 @@ from kregress.bisect.triage.stated import (
     StatedSpelling,
     StatedValues,
     stated_by_outputs,
+    stated_missing,
     stated_spelling,
     stated_values,
 )
@@ -319,7 +320,9 @@ def extract(issue: UpstreamIssue) -> Evidence:
     stated = stated_values([issue.title, *quoted, *code_comments(repaired.source)]) or stated_by_outputs(
         outputs_with_prose
     )
-    spelling = stated_spelling([issue.title, *quoted], framework)
+    spelling = stated_spelling([issue.title, *quoted], framework) or stated_missing(
+        [issue.title, *quoted], framework
+    )
     # the reporter's run ended with output: values printed, or the generated code its paste prints
     shows_output = not errors and (
         any(printed_output(b) for b in [*outputs, *printed_comments(repaired.source)])
@@ -638,9 +641,11 @@ def __getattr__(name: str):
 def draft_manifest(issue: UpstreamIssue, evidence: Evidence, name: str) -> dict:
     upstream = {"repo": issue.repository, "issue": issue.url} | ({"fix": issue.fix} if issue.fix else {})
     spelling = evidence.spelling
-    # the generated code the issue calls wrong: a FAIL wherever the compiled kernel has it
+    # the generated code the issue calls wrong: a FAIL wherever the compiled kernel has it; what it
+    # says is missing: counted, its bound the newest release's count (`bound_by_newest`)
     ir = [{"name": "ir", "kind": "ir", "kernel": "pasted_kernel", "stage": spelling.stage,
-           "pattern": re.escape(spelling.wrong), "max_count": 0}] if spelling else []  # fmt: skip
+           "pattern": re.escape(spelling.right if spelling.missing else spelling.wrong),
+           "min_count" if spelling.missing else "max_count": 0}] if spelling else []  # fmt: skip
     return {
         "title": f"{issue.title} (draft of {issue.repository}#{issue.number})"[:200],
         "framework": evidence.framework,
@@ -680,7 +685,13 @@ def write_issue_md(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> No
         if evidence.stated
         else "None."
     )
-    if evidence.spelling:
+    if evidence.spelling and evidence.spelling.missing:
+        stated += (
+            f"\n\nThe generated {evidence.spelling.stage} lacks `{evidence.spelling.right}`, from: "
+            f'"{evidence.spelling.said}". The draft\'s `ir` check counts it: fewer than the newest release '
+            "has (its fix in) FAILs."
+        )
+    elif evidence.spelling:
         stated += (
             f"\n\nThe generated {evidence.spelling.stage} has `{evidence.spelling.wrong}` where "
             f'`{evidence.spelling.right}` is expected, from: "{evidence.spelling.said}". The draft\'s `ir` '
@@ -1014,6 +1025,45 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
 RELEASES_TRIED_AFTER_THE_DATE = 3  # where the release current at the issue's date does not show it
 
 
+COUNTED = re.compile(r"\[[^\]]+\] (\d+)")
+
+
+def bound_by_newest(locator: Locator, folder: Path, targets: list[str], index: str, framework: str,
+                    package: str | None) -> list[str]:  # fmt: skip
+    """For a spelling the issue says the generated code lacks: its count in the newest release's
+    code (its fix in, the issue closed by it) becomes the `ir` check's least count, so that a release
+    with fewer shows the bug. Counted on the first compile target alone (another target's code can
+    count otherwise), which is the one target searched."""
+    target = next((t for t in targets if locator.item_on(t) == "ir"), None)
+    if target is None:
+        raise ImportStopped("locate", "the issue says what the generated code lacks, and no target here "
+                            "compiles the code to read it", ExitCode.NO_REPRO)  # fmt: skip
+    pkg = package_for(target, framework, package)
+    oldest = Version(FRAMEWORKS[framework].oldest_release or "0") if pkg != package else Version("0")
+    least_count_at(locator, folder, target, releases_and_dates(pkg, index, oldest)[0][-1])
+    return [target]
+
+
+def least_count_at(locator: Locator, folder: Path, target: str, newest: str) -> None:
+    """The draft's `ir` check's least count, set to the count at `newest` on `target`."""
+    point = locator.judge(target, newest)
+    counts = [int(n) for n in COUNTED.findall(point.message.split(":", 1)[-1])]
+    manifest = read_toml(folder / "case.toml")
+    ir = next(e for e in manifest["expect"] if e["name"] == "ir")
+    if point.outcome != Outcome.PASS or not counts:
+        raise ImportStopped("locate", f"the newest release could not count /{ir['pattern']}/ in the "
+                            f"generated code: {point.shown()}", ExitCode.NO_REPRO)  # fmt: skip
+    if min(counts) == 0:
+        raise ImportStopped("locate", f"the newest release's {ir['stage']} has no /{ir['pattern']}/ "
+                            f"either ({point.shown()}): what its fix added cannot be counted here",
+                            ExitCode.NO_REPRO)  # fmt: skip
+    ir["min_count"] = min(counts)
+    (folder / "case.toml").write_text(tomli_w.dumps(manifest))
+    locator.summary.judged.remove(point)  # judged with the bound of 0: its key is another case's now
+    locator.summary.add(f"locate: {newest} has {min(counts)} of /{ir['pattern']}/ in its {ir['stage']} on "
+                        f"{target}: fewer shows the bug")  # fmt: skip
+
+
 def held(point: Point) -> bool:
     """Whether the point ran the code without the bug's failure, under the one rule."""
     return item_verdict(point.outcome, point.failure_kind, RegressOn.FAIL) == PointVerdict.GOOD
@@ -1201,7 +1251,10 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
                 f"{evidence.framework}; errors quoted: {' | '.join(evidence.errors) or 'none'}")  # fmt: skip
     for said in evidence.repairs:
         summary.add(f"repair: {said}")
-    if evidence.spelling:
+    if evidence.spelling and evidence.spelling.missing:
+        summary.add(f"stated: the generated {evidence.spelling.stage} lacks `{evidence.spelling.right}` "
+                    f"(\"{evidence.spelling.said}\")")  # fmt: skip
+    elif evidence.spelling:
         summary.add(f"stated: the generated {evidence.spelling.stage} has `{evidence.spelling.wrong}` where "
                     f"`{evidence.spelling.right}` is expected (\"{evidence.spelling.said}\")")  # fmt: skip
     if evidence.stated:
@@ -1244,6 +1297,8 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
                     "no error: only a wrong value it states shows the bug, never an exception")  # fmt: skip
     index = args.index_url or package_index() or PYPI
     releases_of: dict[str, list[str]] = {}
+    if evidence.spelling and evidence.spelling.missing:
+        targets = bound_by_newest(locator, folder, targets, index, evidence.framework, args.package)
     try:
         target, release = locate(
             locator, targets, releases_of, issue, index, evidence.framework, args.package
@@ -1282,7 +1337,8 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     if pattern is None and evidence.stated is not None:  # located by the value it states
         shown = f"a wrong value: {evidence.stated.said}"
     if kind == "ir" and (spelling := evidence.spelling) is not None:
-        shown = f"the generated {spelling.stage} has `{spelling.wrong}`: {spelling.said}"
+        has = f"lacks `{spelling.right}`" if spelling.missing else f"has `{spelling.wrong}`"
+        shown = f"the generated {spelling.stage} {has}: {spelling.said}"
     fails_with = (
         "^IR_MISMATCH" if kind == "ir"
         else "^WRONG_RESULT" if pattern is None and evidence.stated is not None

@@ -202,12 +202,14 @@ PTX_INSTRUCTION = re.compile(
 
 @dataclass(frozen=True)
 class StatedSpelling:
-    """A wrong spelling the issue says the generated code has, at a stage it names."""
+    """A wrong spelling the issue says the generated code has, at a stage it names; or, `missing`, a
+    right one it says the generated code lacks (`wrong` is then empty)."""
 
     stage: str
     wrong: str
     right: str
     said: str
+    missing: bool = False
 
 
 def stage_named(text: str, framework: str = "triton") -> str | None:
@@ -246,4 +248,33 @@ def stated_spelling(texts: list[str], framework: str = "triton") -> StatedSpelli
                     return StatedSpelling(
                         stage, wrong.strip(), right.strip(), " ".join(found.group(0).split())
                     )
+    return None
+
+
+# "Missing `__syncthreads()` after `AtomicAdd`", "`fence.proxy.async` is missing", "lacks a `bar.sync`",
+# "does not emit `X`": a spelling the generated code should have and does not
+MISSING = [
+    rf"\bmissing\s+{ARTICLE}{CODE}",
+    rf"{CODE}\s+(?:is|are)\s+(?:missing|never\s+(?:emitted|generated|inserted)|not\s+(?:emitted|generated|"
+    rf"inserted))",
+    rf"\b(?:lacks?|lacking|omits?|omitted|drops?|dropped)\s+{ARTICLE}{CODE}",
+    rf"\b(?:does|did)\s+not\s+(?:emit|generate|insert|contain)\s+{ARTICLE}{CODE}",
+]
+
+
+def stated_missing(texts: list[str], framework: str = "triton") -> StatedSpelling | None:
+    """The first spelling the texts say the generated code lacks, with the stage named in its
+    sentence, else in that text; None without one. Where it is missing from (after what, in which
+    branch) is the text's to say: the draft counts it, and fewer than a release that has the fix
+    is the bug."""
+    for text in texts:
+        for pattern in MISSING:
+            for found in re.finditer(pattern, text, re.I):
+                spelling = found.group(1).strip()
+                around = text[max(0, found.start() - 200) : found.end() + 100]
+                stage = stage_named(around, framework) or stage_named(text, framework)
+                if stage is None and PTX_INSTRUCTION.match(spelling):
+                    stage = "ptx"
+                if stage and len(spelling) >= 3:
+                    return StatedSpelling(stage, "", spelling, " ".join(found.group(0).split()), missing=True)
     return None
