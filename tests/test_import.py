@@ -1713,6 +1713,13 @@ def test_a_spelling_said_missing_is_stated_with_its_stage() -> None:
     assert ptx is not None and (ptx.stage, ptx.right) == ("ptx", "fence.proxy.async.shared")
     assert stated_missing(["The kernel is missing `x` here"], "tilelang") is None  # no stage said
     assert stated_missing(["a missing value in the CUDA source"], "tilelang") is None  # no spelling
+    words = "The generated CUDA code is missing a required synchronization before reading shared memory."
+    barrier = stated_missing([words], "tilelang")
+    assert barrier is not None and barrier.stage == "cuda_source" and barrier.pattern is not None
+    assert re.search(barrier.pattern, "  tl::__sync_thread_partial<3, 128>();") and barrier.missing
+    assert re.search(barrier.pattern, "  __syncthreads();") and not re.search(barrier.pattern, "__shfl_sync(")
+    assert "a barrier (/" in barrier.lacked()
+    assert stated_missing(["the TTGIR is missing a barrier"]) is None  # no spelling known for that stage
 
 
 def test_the_least_count_is_the_newest_releases_and_none_there_stops(tmp_path: Path) -> None:

@@ -644,7 +644,7 @@ def draft_manifest(issue: UpstreamIssue, evidence: Evidence, name: str) -> dict:
     # the generated code the issue calls wrong: a FAIL wherever the compiled kernel has it; what it
     # says is missing: counted, its bound the newest release's count (`bound_by_newest`)
     ir = [{"name": "ir", "kind": "ir", "kernel": "pasted_kernel", "stage": spelling.stage,
-           "pattern": re.escape(spelling.right if spelling.missing else spelling.wrong),
+           "pattern": spelling.pattern or re.escape(spelling.right if spelling.missing else spelling.wrong),
            "min_count" if spelling.missing else "max_count": 0}] if spelling else []  # fmt: skip
     return {
         "title": f"{issue.title} (draft of {issue.repository}#{issue.number})"[:200],
@@ -687,7 +687,7 @@ def write_issue_md(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> No
     )
     if evidence.spelling and evidence.spelling.missing:
         stated += (
-            f"\n\nThe generated {evidence.spelling.stage} lacks `{evidence.spelling.right}`, from: "
+            f"\n\nThe generated {evidence.spelling.stage} lacks {evidence.spelling.lacked()}, from: "
             f'"{evidence.spelling.said}". The draft\'s `ir` check counts it: fewer than the newest release '
             "has (its fix in) FAILs."
         )
@@ -1252,7 +1252,7 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     for said in evidence.repairs:
         summary.add(f"repair: {said}")
     if evidence.spelling and evidence.spelling.missing:
-        summary.add(f"stated: the generated {evidence.spelling.stage} lacks `{evidence.spelling.right}` "
+        summary.add(f"stated: the generated {evidence.spelling.stage} lacks {evidence.spelling.lacked()} "
                     f"(\"{evidence.spelling.said}\")")  # fmt: skip
     elif evidence.spelling:
         summary.add(f"stated: the generated {evidence.spelling.stage} has `{evidence.spelling.wrong}` where "
@@ -1337,7 +1337,7 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     if pattern is None and evidence.stated is not None:  # located by the value it states
         shown = f"a wrong value: {evidence.stated.said}"
     if kind == "ir" and (spelling := evidence.spelling) is not None:
-        has = f"lacks `{spelling.right}`" if spelling.missing else f"has `{spelling.wrong}`"
+        has = f"lacks {spelling.lacked()}" if spelling.missing else f"has `{spelling.wrong}`"
         shown = f"the generated {spelling.stage} {has}: {spelling.said}"
     fails_with = (
         "^IR_MISMATCH" if kind == "ir"

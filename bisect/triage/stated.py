@@ -210,6 +210,11 @@ class StatedSpelling:
     right: str
     said: str
     missing: bool = False
+    pattern: str | None = None  # what is counted, where the text names no spelling (a barrier in words)
+
+    def lacked(self) -> str:
+        """What the generated code lacks, as ISSUE.md and the log say it."""
+        return f"{self.right} (/{self.pattern}/)" if self.pattern else f"`{self.right}`"
 
 
 def stage_named(text: str, framework: str = "triton") -> str | None:
@@ -262,6 +267,19 @@ MISSING = [
 ]
 
 
+# "is missing a required synchronization", "without a barrier": what is missing said in words. A
+# barrier has spellings of its own at the stages it is read at, and those are counted.
+MISSING_BARRIER = re.compile(
+    r"\b(?:missing|lacks?|lacking|without|omits?|omitted)\s+(?:an?\s+|the\s+|any\s+)?"
+    r"(?:(?:required|necessary|needed|proper)\s+)?(?:thread\s+|block\s+)?(?:synchroni[sz]ation|barrier|sync)\b",
+    re.I,
+)
+BARRIER_SPELLINGS = {
+    "cuda_source": r"__syncthreads\(|__sync_thread_partial|__syncwarp\(|\bbar(?:rier)?\.sync\b",
+    "ptx": r"\bbar(?:rier)?\.(?:sync|cta\.sync)\b",
+}
+
+
 def stated_missing(texts: list[str], framework: str = "triton") -> StatedSpelling | None:
     """The first spelling the texts say the generated code lacks, with the stage named in its
     sentence, else in that text; None without one. Where it is missing from (after what, in which
@@ -277,4 +295,13 @@ def stated_missing(texts: list[str], framework: str = "triton") -> StatedSpellin
                     stage = "ptx"
                 if stage and len(spelling) >= 3:
                     return StatedSpelling(stage, "", spelling, " ".join(found.group(0).split()), missing=True)
+    for text in texts:
+        for found in MISSING_BARRIER.finditer(text):
+            around = text[max(0, found.start() - 200) : found.end() + 100]
+            stage = stage_named(around, framework) or stage_named(text, framework)
+            if stage in BARRIER_SPELLINGS:
+                said = " ".join(found.group(0).split())
+                return StatedSpelling(
+                    stage, "", "a barrier", said, missing=True, pattern=BARRIER_SPELLINGS[stage]
+                )
     return None
