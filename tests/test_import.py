@@ -514,6 +514,27 @@ def test_the_targets_the_issue_names_are_tried_first() -> None:
     assert "cuda:sm_89" not in targets_to_try(issue("nothing said"), ada, "triton")
 
 
+def test_a_gpu_of_now_the_issue_names_is_tried_first() -> None:
+    """Blackwell, CDNA4, RDNA4 and Xe2/Xe3 targets are judged here: named, each comes first (before
+    the older generation its vendor's words also name), and never tried unnamed."""
+    now = HERE | {t: ("compile", t.split(":")[0]) for t in
+                  ("cuda:sm_100", "cuda:sm_103", "cuda:sm_120", "hip:gfx950", "hip:gfx1201", "xpu:bmg",
+                   "xpu:lnl", "xpu:ptl")}  # fmt: skip
+    named = {
+        "dot_scaled crashes on a B200": "cuda:sm_100", "fails on GB300": "cuda:sm_103",
+        "tl.dot_scaled crashes on sm_120": "cuda:sm_120", "wrong on an RTX 5090": "cuda:sm_120",
+        "AMD MI355X: LDS overflow": "hip:gfx950", "gfx1201 miscompiles": "hip:gfx1201",
+        "Intel Arc B580 hangs": "xpu:bmg", "Lunar Lake iGPU": "xpu:lnl", "on Panther Lake": "xpu:ptl",
+    }  # fmt: skip
+    for said, target in named.items():
+        assert targets_to_try(issue(said), now, "triton")[0] == target, said
+    assert targets_to_try(issue("fails on MI300X"), now, "triton")[0] == "hip:gfx942"
+    assert targets_to_try(issue("nothing said"), now, "triton") == targets_to_try(
+        issue("nothing said"), HERE, "triton"
+    )
+    assert targets_to_try(issue("crashes on a B200"), now, "tilelang")[0] == "cuda:sm_100"
+
+
 def test_a_draft_is_tried_only_where_its_framework_builds() -> None:
     """TileLang has no interpreter and builds CUDA only: not cpu:interpreter first, nor AMD or XPU."""
     assert targets_to_try(issue("fails on MI300X"), HERE, "tilelang") == ["cuda:sm_90", "cuda:sm_80"]

@@ -105,7 +105,15 @@ MLIR_OPERATION = re.compile(r"^'(\w+(?:\.\w+)+)' op (.+)$")
 ASSERTION = re.compile(r"Assertion [`'](.+?)' failed")
 MISMATCH = re.compile(r"(Mismatched elements[^\n]*|Tensor-likes are not close[^\n]*|not close[^\n]*)")
 ORDER = ("cpu:interpreter", "cuda:sm_90", "cuda:sm_80", "hip:gfx942", "xpu:pvc", "xpu:dg2")
-WORDS = {  # what in an issue's text or labels points at a target
+WORDS = {  # what in an issue's text or labels points at a target, a generation's own words first
+    "cuda:sm_100": r"\b(b200|gb200|b100|blackwell|sm_?100a?|tcgen05|tmem)\b",
+    "cuda:sm_103": r"\b(b300|gb300|sm_?103a?)\b",
+    "cuda:sm_120": r"\b(rtx ?50[6-9]0\w*|rtx pro 6000|sm_?12[01]a?)\b",
+    "hip:gfx950": r"\b(mi35[05]\w*|gfx950|cdna ?4)\b",
+    "hip:gfx1201": r"\b(rx ?90[67]0\w*|gfx120[01]|rdna ?4)\b",
+    "xpu:bmg": r"\b(bmg|battlemage|arc b[5-7]\d0)\b",
+    "xpu:lnl": r"\b(lnl|lunar lake)\b",
+    "xpu:ptl": r"\b(ptl|panther lake)\b",
     "hip:gfx942": r"\b(amd|rocm|hip|mi300\w*|mi250|gfx9\d\d|cdna)\b",
     "xpu:pvc": r"\b(xpu|intel|pvc|ponte vecchio|max 1[15]\d0)\b",
     "xpu:dg2": r"\b(dg2|arc|a770|a750)\b",
