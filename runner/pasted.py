@@ -39,11 +39,20 @@ SIGNATURE_DTYPES = {"fp64": "float64", "fp32": "float32", "fp16": "float16", "bf
                     "fp8e5": "float8_e5m2"}  # fmt: skip
 
 
-def on_cpu(source: str) -> str:
+# A tensor's device as torch is told it: `device="cuda"`, `torch.device("cuda:0")`
+TENSOR_DEVICE = re.compile(r"""(\bdevice\s*=\s*|\btorch\.device\(\s*)(["'])(cuda|xpu|hip)(:\d+)?\2""")
+
+
+def on_cpu(source: str, every_string: bool = True) -> str:
     """The code with its GPU device strings, `.cuda()` and `torch.cuda.synchronize()` on the CPU, and
     a GPU's device context (`with torch.cuda.device(x.device.index):`, `torch.cuda.set_device(0)`)
-    one that selects nothing: on the CPU there is no device to select."""
-    source = DEVICE_STRING.sub(r"\1cpu\1", source)
+    one that selects nothing: on the CPU there is no device to select. `every_string=False`: only
+    the devices torch is told (`device="cuda"`), for code whose other "cuda" strings name the
+    compiler's target (TileLang's `target="cuda"`)."""
+    if every_string:
+        source = DEVICE_STRING.sub(r"\1cpu\1", source)
+    else:
+        source = TENSOR_DEVICE.sub(r"\1\2cpu\2", source)
     source = re.sub(r"\.cuda\(\)", ".cpu()", source)
     selects = "(lambda *_, **__: __import__('contextlib').nullcontext())("
     source = re.sub(r"\btorch\.(?:cuda|xpu)\.device\(", selects, source)
@@ -417,7 +426,9 @@ def capture_first_tilelang_compile(path: Path, complete: dict[str, Any] | None =
     try:
         built = execute(
             path,
-            path.read_text(),
+            # the tensors it makes on the CPU (the compile is captured before any reaches a GPU); a
+            # "cuda" that names TileLang's target stays
+            on_cpu(path.read_text(), every_string=False),
             lambda ran: completed_tilelang_kernel(path, call_entry(ran, complete), complete),
             lambda ran, exc: completed_after_own_failure(path, ran, complete, exc, completed_tilelang_kernel),
         )

@@ -1870,6 +1870,22 @@ def test_a_gpus_device_context_selects_nothing_when_the_paste_runs_on_the_cpu(tm
     assert "torch.cuda.device(" not in on_cpu(code) and "set_device" not in on_cpu(code)
 
 
+def test_a_tilelang_pastes_tensors_move_to_the_cpu_and_its_target_stays(tmp_path: Path) -> None:
+    """TileLang's compile is captured before a tensor reaches a GPU: the tensors the code makes on
+    one (`device='cuda'`) are made on the CPU, where torch refused them ("Torch not compiled with
+    CUDA enabled", inside torch: the draft's ERROR); a "cuda" naming TileLang's target stays."""
+    from kregress.pasted import execute, on_cpu
+
+    code = (
+        "import torch\n\nt = torch.randn((4,), device='cuda')\nd = torch.device(\"cuda:0\")\n"
+        'target = "cuda"\nu = torch.ones(2).cuda()\n'
+    )
+    moved = on_cpu(code, every_string=False)
+    ran = execute(tmp_path / "pasted.py", moved)
+    assert str(ran.t.device) == "cpu" and str(ran.d) == "cpu" and ran.target == "cuda"
+    assert on_cpu(code).count("'cpu'") == 1 and 'target = "cpu"' in on_cpu(code)  # every string
+
+
 def test_a_spelling_said_with_should_names_the_right_one_first() -> None:
     """ "should use `X`, not `Y`" names what the code should have first: read the other way round,
     the fixed releases would be the bug's."""

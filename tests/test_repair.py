@@ -131,3 +131,19 @@ def test_an_excerpt_of_the_kernel_shown_above_the_reproducer_is_left_out_and_sai
     imports = "import torch\nimport triton\nimport triton.language as tl\n\n\n"
     kept = repair([imports + kernel, "x = " + launch])
     assert "double[(1,)](x, 64" in kept.source and kept.repairs == []
+
+
+def test_a_paste_ending_inside_a_name_nothing_binds_drops_its_statement() -> None:
+    """Cut inside `size_2` or `get_sample_kernel`: the name as left is a NameError of the paste's,
+    never the compiler's; a name the code binds, or a builtin, at the end is whole."""
+    kernel = (
+        "import tilelang.language as T\n\n\ndef make():\n    size_0 = T.symbolic('size_0')\n"
+        "    with T.Kernel(1) as b:\n        n = size_0 * s\n"
+    )
+    repaired = repair([kernel])
+    assert repaired.source.endswith("    with T.Kernel(1) as b:\n        pass\n")
+    assert any("ends inside a name (`s`" in said and "`pass` left" in said for said in repaired.repairs)
+    top = repair(["import torch\n\nx = torch.ones(3)\nkernel = get_s\n"])
+    assert top.source == "import torch\n\nx = torch.ones(3)\n" and "dropped" in top.repairs[-1]
+    for whole in ("import torch\n\nx = torch.ones(3)\ny = x\n", "import torch\n\nprint(len)\n"):
+        assert repair([whole]).source == whole and not repair([whole]).repairs

@@ -3,11 +3,12 @@ draft's ISSUE.md lists them beside the code as it was pasted.
 
 What a paste loses on its way into an issue, and what is put back: a common indent (the whole block
 indented in a list or a quote), a stray indent on one line, a Markdown backtick left in a line, a
-last statement cut short (dropped, never completed), and the imports the code uses and lacks (the
-most common way a kernel is pasted).
+last statement cut short (dropped, never completed; so is one the paste ends inside a name of, which
+nothing binds), and the imports the code uses and lacks (the most common way a kernel is pasted).
 An import of a package that is not installed here and whose names the code never uses (the
 reporter's `icecream` or `einops`, left over) is dropped. Nothing else of the code changes: a
-repair never adds a statement the reporter did not write, beyond imports.
+repair never adds a statement the reporter did not write, beyond imports and a `pass` where the
+statement dropped was its block's only one.
 """
 
 from __future__ import annotations
@@ -309,4 +310,49 @@ def repair(blocks: list[str]) -> Repaired:
     if dropped:
         said = "not installed here, and the code uses none of their names"
         repairs.append(f"dropped the imports of {', '.join(dropped)}: {said}")
+    source, cut = cut_inside_a_name(source)
+    if cut:
+        repairs.append(cut)
     return Repaired(source, repairs)
+
+
+def last_statement(tree: ast.Module) -> tuple[ast.stmt, list[ast.stmt]] | None:
+    """The statement the code ends with, however deep (a kernel's last line), and its block."""
+    block: list[ast.stmt] = tree.body
+    while block:
+        last = block[-1]
+        inner = [b for b in (getattr(last, f, None) for f in ("body", "orelse", "finalbody")) if b]
+        if not inner:
+            return last, block
+        block = max(inner, key=lambda b: b[-1].end_lineno or 0)
+    return None
+
+
+def cut_inside_a_name(source: str) -> tuple[str, str | None]:
+    """Where the code's text ends on a name nothing binds (`n = size_0 * size_1 * s`, `kernel =
+    get_s`), the paste was cut inside that name: the statement is dropped (`pass` in its place where
+    it was its block's only one), and said. The name read as written would be a NameError of the
+    paste's, judged in the compiler's place."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source, None
+    found = last_statement(tree)
+    if found is None:
+        return source, None
+    last, block = found
+    ends = re.search(r"(\w+)\s*\Z", source)
+    read = {n.id for n in ast.walk(last) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    if ends is None or ends.group(1) not in read:
+        return source, None
+    name = ends.group(1)
+    if name in bound_names(tree) or hasattr(builtins, name):
+        return source, None
+    lines = source.splitlines()
+    start, stop = last.lineno - 1, last.end_lineno or last.lineno
+    kept = [" " * last.col_offset + "pass"] if len(block) == 1 else []
+    said = (
+        f"line {start + 1}: the paste ends inside a name (`{name}`, which nothing binds): its statement "
+        "was cut short; dropped" + (", `pass` left in its place" if kept else "")
+    )
+    return "\n".join([*lines[:start], *kept, *lines[stop:]]).rstrip() + "\n", said
