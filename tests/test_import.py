@@ -1366,6 +1366,32 @@ def test_a_tilelang_factorys_buffer_sizes_are_implied_its_dtypes_never() -> None
     assert steered is not None and "M" in steered.missing
 
 
+def test_a_fence_in_a_sentence_is_inline_code_never_a_block() -> None:
+    """ "places ```__syncthreads()``` inside a loop": GitHub opens a block only at a line's start; read
+    as a fence, it swallowed the kernel's real one and the issue held no code."""
+    body = (
+        "The compiler places ```__syncthreads()``` inside a vectorized loop.\n\n```python\n"
+        "@T.prim_func\ndef k(a: T.Tensor[(4,), 'int32']):\n    with T.Kernel(1, threads=4):\n"
+        "        a[0] = 1\n```\n"
+    )
+    from kregress.bisect.triage.importer import code_blocks
+
+    evidence = extract(issue(body))
+    assert evidence.blocks == 1 and "@T.prim_func\ndef k(" in evidence.code
+    quoted = "> ```python\n> import triton\n> ```\n"
+    assert code_blocks(quoted)[0][0][0] == "python"  # a fence in a quote starts its line
+
+
+def test_a_compiler_error_quoted_inline_in_a_sentence_ends_at_its_quote() -> None:
+    from kregress.bisect.triage.importer import quoted_errors
+
+    said = "It raises `error: Can't deduce copy extents from args`, the error is raised by `T.copy(x)`."
+    assert quoted_errors(said) == ["error: Can't deduce copy extents from args"]
+    assert quoted_errors("ptxas error   : Entry function uses too much data") == [
+        "ptxas error   : Entry function uses too much data"
+    ]
+
+
 def test_a_factorys_grid_loop_and_tile_offset_sizes_are_implied_its_defaults_kept() -> None:
     """`block_M` only in `T.ceildiv(M, block_M)` and a tile's offset `bx * block_M` is a size; a
     default the code gives that is no literal (`T.float16`) is the code's, never missing."""

@@ -69,7 +69,9 @@ from kregress.toolchains import package_index
 URL = re.compile(r"^https://github\.com/([\w.-]+/[\w.-]+)/(issues|pull)/(\d+)/?$")
 # A fence never closed runs to the end of the text, as GitHub renders it (a paste or a saved copy
 # cut short); what is left of its closing fence is dropped.
-CODE_BLOCK = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|`{1,2}[ \t]*\Z|\Z)", re.S)
+# A fence opens a block only at a line's start, as GitHub reads it (indented, or in a quote, is
+# still a line's start); "places ```__syncthreads()``` inside" in a sentence is inline code.
+CODE_BLOCK = re.compile(r"^[ \t>]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:```|`{1,2}[ \t]*\Z|\Z)", re.S | re.M)
 PYTHON_FENCES = {"", "python", "py", "python3", "ipython"}
 # The code's first line written on the opening fence: an import, not a language's name
 CODE_ON_THE_FENCE = re.compile(
@@ -398,7 +400,8 @@ def code_blocks(text: str) -> tuple[list[tuple[str, str, str]], str]:
     for fenced in CODE_BLOCK.finditer(text):
         found += indented_blocks(text[at : fenced.start()], at, prose)
         info, body = fenced.group(1), fenced.group(2)
-        if statement := CODE_ON_THE_FENCE.match(text, fenced.start()):  # "```import torch"
+        fence = text.index("```", fenced.start())
+        if statement := CODE_ON_THE_FENCE.match(text, fence):  # "```import torch"
             info, body = "", statement.group(1) + "\n" + body
         found.append((fenced.start(), fenced.end(), info, body))
         at = fenced.end()
@@ -515,9 +518,20 @@ def quoted_errors(text: str) -> list[str]:
     lines = text.splitlines()
     found += assertions(lines[::-1])
     found += [raised for line in reversed(lines) if (raised := raised_line(line))]
-    found += [line.strip() for line in reversed(lines) if COMPILER_ERROR.match(line)]
+    found += [compiler_error_line(line) for line in reversed(lines) if COMPILER_ERROR.match(line)]
     found += [in_prose(line) for line in lines if not raised_line(line)]
     return [e for e in dict.fromkeys(found) if e]
+
+
+# A compiler's error line quoted inline in a sentence: "`error: Can't deduce copy extents`, the
+# error is raised by ..."
+INLINE_COMPILER_ERROR = re.compile(r"([`\"])((?:(?!\1).)*?\berror\s*:(?:(?!\1).)+?)\s*\1", re.I)
+
+
+def compiler_error_line(line: str) -> str:
+    """A line with a compiler's `error:`, as quoted: its inline quote alone where it has one."""
+    quoted = INLINE_COMPILER_ERROR.search(line)
+    return quoted.group(2).strip() if quoted else line.strip()
 
 
 def in_prose(line: str) -> str | None:
@@ -552,7 +566,7 @@ def quoted_error(text: str) -> str | None:
     raised = [found for line in lines if (found := raised_line(line))]
     if raised:
         return raised[-1]
-    compiler = [line.strip() for line in lines if COMPILER_ERROR.match(line)]
+    compiler = [compiler_error_line(line) for line in lines if COMPILER_ERROR.match(line)]
     if compiler:
         return compiler[-1]
     mismatch = MISMATCH.search(text)
