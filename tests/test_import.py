@@ -1382,6 +1382,25 @@ def test_a_fence_in_a_sentence_is_inline_code_never_a_block() -> None:
     assert code_blocks(quoted)[0][0][0] == "python"  # a fence in a quote starts its line
 
 
+def test_a_prim_func_pasted_without_its_factory_has_its_free_sizes_bound() -> None:
+    """`T.Tensor[(m,), "int32"]` with `m` bound nowhere (the factory that sized it left out): the
+    paste's NameError was the draft's ERROR at every release; a free name that is no size stays."""
+    from kregress.bisect.triage.complete import with_free_sizes_bound
+
+    kernel = (
+        "import tilelang.language as T\n\n\n@T.prim_func\n"
+        "def k(a: T.Tensor[(m,), 'int32'], b: T.Tensor[(m,), 'int32']):\n"
+        "    with T.Kernel(T.ceildiv(m, 32), threads=32) as bx:\n        b[bx] = a[bx]\n"
+    )
+    code, said = with_free_sizes_bound(kernel)  # type: ignore[misc]
+    assert "m = 64\n\n@T.prim_func\ndef k(" in code and said.startswith("m, which the paste never binds")
+    assert compile(code, "k.py", "exec") is not None
+    assert with_free_sizes_bound(kernel.replace("b[bx] = a[bx]", "b[bx] = a[bx + off]")) is None
+    assert with_free_sizes_bound(kernel.replace("\n\n\n@T", "\nm = 8\n\n@T")) is None  # bound
+    evidence = extract(issue(f"```python\n{kernel}```\n"))
+    assert any("bound to 64 before the kernel" in said for said in evidence.repairs)
+
+
 def test_a_compiler_error_quoted_inline_in_a_sentence_ends_at_its_quote() -> None:
     from kregress.bisect.triage.importer import quoted_errors
 

@@ -19,11 +19,12 @@ TILE_SIZE_IMPLIED. A dtype, a thread count or anything compared is never implied
 from __future__ import annotations
 
 import ast
+import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kregress.pasted import SCALAR
+from kregress.pasted import SCALAR, bound_names
 
 # Calls whose first argument (or `pointer=` / `base=`) is a pointer expression.
 POINTER_CALLS = {
@@ -632,6 +633,40 @@ def with_cut_factory_returned(code: str) -> tuple[str, str] | None:
     return code.rstrip() + "\n" + added + "\n", (
         f"the paste ends inside the kernel factory `{last.name}` (cut after its kernel's last whole "
         f"statement): `{added.strip()}` added, and what is left of the kernel judged"
+    )
+
+
+def with_free_sizes_bound(code: str) -> tuple[str, str] | None:
+    """A @T.prim_func pasted without the factory that sized it (`T.Tensor[(m,), "int32"]`, `m`
+    bound nowhere): each name nothing binds that only sizes its buffers, grid or loops is bound to
+    TILE_SIZE_IMPLIED before it, as the factory would have, and what was bound said. None where the
+    code binds every name its kernels read, or one it lacks is no size alone (then the paste's own
+    NameError is the draft's)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    bound = bound_names(tree)
+    kernels = [n for n in tree.body if isinstance(n, ast.FunctionDef) and "prim_func" in decorator_names(n)]
+    inserts: list[tuple[int, list[str]]] = []
+    for kernel in kernels:
+        read = [n.id for n in ast.walk(kernel) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)]
+        free = list(dict.fromkeys(n for n in read if n not in bound and not hasattr(builtins, n)))
+        if not free or any(n not in tile_sizes(kernel) for n in free):
+            continue
+        first = min([kernel.lineno, *(d.lineno for d in kernel.decorator_list)])
+        inserts.append((first, free))
+        bound |= set(free)
+    if not inserts:
+        return None
+    lines = code.splitlines()
+    for first, free in sorted(inserts, reverse=True):
+        lines[first - 1 : first - 1] = [f"{name} = {TILE_SIZE_IMPLIED}" for name in free] + [""]
+    named = sorted({name for _, free in inserts for name in free})
+    size = "sizes" if len(named) == 1 else "size"
+    return "\n".join(lines) + "\n", (
+        f"{', '.join(named)}, which the paste never binds, only {size} its kernel's buffers, grid or "
+        f"loops (its factory left out): bound to {TILE_SIZE_IMPLIED} before the kernel"
     )
 
 

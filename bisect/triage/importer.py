@@ -47,6 +47,7 @@ from kregress.bisect.triage.complete import (
     completion_for,
     factories_without_return,
     with_cut_factory_returned,
+    with_free_sizes_bound,
 )
 from kregress.bisect.triage.repair import KERNEL_MARKERS, looks_like_kernel_code, repair, repair_block
 from kregress.bisect.triage.stated import (
@@ -319,6 +320,9 @@ def extract(issue: UpstreamIssue) -> Evidence:
     framework = framework_of_source(repaired.source).name
     if framework == "tilelang" and (returned := with_cut_factory_returned(repaired.source)):
         repaired.source, said = returned
+        repaired.repairs.append(said)
+    if framework == "tilelang" and (sized := with_free_sizes_bound(repaired.source)):
+        repaired.source, said = sized
         repaired.repairs.append(said)
     if framework == "tilelang" and (cut := factories_without_return(repaired.source)):
         raise ImportStopped(
