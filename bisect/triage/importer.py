@@ -786,6 +786,37 @@ def releases_and_dates(package: str, index: str, oldest: Version) -> tuple[list[
     return [f"{package}=={v}" for v in finals or released], dates
 
 
+@dataclass
+class PackageReleases:
+    """Each package's releases and their upload dates, the index read once per package for the
+    whole import (the spelling's bound and the search both need them)."""
+
+    index: str
+    framework: str
+    package: str | None  # --package: its every release is searched, not only the framework's oldest on
+    releases: dict[str, list[str]] = field(default_factory=dict)
+    dates: dict[str, dict[str, dt.datetime]] = field(default_factory=dict)
+
+    def package_of(self, target: str) -> str:
+        return package_for(target, self.framework, self.package)
+
+    def of(self, target: str) -> list[str]:
+        """The releases searched on `target`, oldest first."""
+        pkg = self.package_of(target)
+        if pkg not in self.releases:
+            oldest = (
+                Version(FRAMEWORKS[self.framework].oldest_release or "0")
+                if pkg != self.package
+                else Version("0")
+            )
+            self.releases[pkg], self.dates[pkg] = releases_and_dates(pkg, self.index, oldest)
+        return self.releases[pkg]
+
+    def dated(self, target: str) -> dict[str, dt.datetime]:
+        self.of(target)
+        return self.dates[self.package_of(target)]
+
+
 def named_release(text: str, package: str, versions: list[str]) -> str | None:
     """The release of `package` the reporter names ("Triton: 3.6.0", "triton==3.1.0", TileLang's
     form's "What version of TileLang are you using? 0.1.8+cuda.git…"), where one of `versions`
@@ -993,21 +1024,19 @@ def node_types(source: str) -> frozenset[str]:
         return frozenset()
 
 
-def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str]], issue: UpstreamIssue,
-           index: str, framework: str, package: str | None) -> tuple[str, str]:  # fmt: skip
+def locate(
+    locator: Locator, targets: list[str], releases: PackageReleases, issue: UpstreamIssue
+) -> tuple[str, str]:
     """The first (target, release) where the draft shows the quoted error."""
-    dates_of: dict[str, dict[str, dt.datetime]] = {}
     said_named: set[str] = set()
     fallback: tuple[str, str] | None = None
     for target in targets:
-        pkg = package_for(target, framework, package)
-        if pkg not in releases_of:  # each package's index is read once
-            oldest = Version(FRAMEWORKS[framework].oldest_release or "0") if pkg != package else Version("0")
-            releases_of[pkg], dates_of[pkg] = releases_and_dates(pkg, index, oldest)
-        versions = releases_of[pkg]
+        pkg = releases.package_of(target)
+        versions = releases.of(target)
         if not versions:
             continue
-        at_date = [v for v in versions if v in dates_of[pkg] and dates_of[pkg][v] <= issue.created]
+        dates = releases.dated(target)
+        at_date = [v for v in versions if v in dates and dates[v] <= issue.created]
         # The release the reporter ran first, where the issue names one; then the one current when
         # it was opened (an issue older than every release judged here, reported on a nightly or
         # before the oldest release kregress installs, shows if anywhere in the oldest); the newest.
@@ -1031,7 +1060,9 @@ def locate(locator: Locator, targets: list[str], releases_of: dict[str, list[str
             fallback = target, showing[0]
     if fallback is not None:
         return fallback
-    missing = sorted({m for p in locator.summary.judged if (m := missing_module(p.message, framework))})
+    missing = sorted(
+        {m for p in locator.summary.judged if (m := missing_module(p.message, releases.framework))}
+    )
     if missing:
         raise ImportStopped(
             "locate", f"the code imports {', '.join(missing)}, which is not installed here (another "
@@ -1054,8 +1085,9 @@ RELEASES_TRIED_AFTER_THE_DATE = 3  # where the release current at the issue's da
 COUNTED = re.compile(r"\[[^\]]+\] (\d+)")
 
 
-def bound_by_newest(locator: Locator, folder: Path, targets: list[str], index: str, framework: str,
-                    package: str | None) -> list[str]:  # fmt: skip
+def bound_by_newest(
+    locator: Locator, folder: Path, targets: list[str], releases: PackageReleases
+) -> list[str]:
     """For a spelling the issue says the generated code lacks: its count in the newest release's
     code (its fix in, the issue closed by it) becomes the `ir` check's least count, so that a release
     with fewer shows the bug. Counted on the first compile target alone (another target's code can
@@ -1064,9 +1096,11 @@ def bound_by_newest(locator: Locator, folder: Path, targets: list[str], index: s
     if target is None:
         raise ImportStopped("locate", "the issue says what the generated code lacks, and no target here "
                             "compiles the code to read it", ExitCode.NO_REPRO)  # fmt: skip
-    pkg = package_for(target, framework, package)
-    oldest = Version(FRAMEWORKS[framework].oldest_release or "0") if pkg != package else Version("0")
-    least_count_at(locator, folder, target, releases_and_dates(pkg, index, oldest)[0][-1])
+    versions = releases.of(target)
+    if not versions:
+        raise ImportStopped("locate", f"no release of {releases.package_of(target)} to count the spelling in",
+                            ExitCode.NO_REPRO)  # fmt: skip
+    least_count_at(locator, folder, target, versions[-1])
     return [target]
 
 
@@ -1322,13 +1356,11 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
         summary.add("extract: the issue shows the reporter's run ending with printed output and quotes "
                     "no error: only a wrong value it states shows the bug, never an exception")  # fmt: skip
     index = args.index_url or package_index() or PYPI
-    releases_of: dict[str, list[str]] = {}
-    if evidence.spelling and evidence.spelling.missing:
-        targets = bound_by_newest(locator, folder, targets, index, evidence.framework, args.package)
+    releases = PackageReleases(index, evidence.framework, args.package)
     try:
-        target, release = locate(
-            locator, targets, releases_of, issue, index, evidence.framework, args.package
-        )
+        if evidence.spelling and evidence.spelling.missing:
+            targets = bound_by_newest(locator, folder, targets, releases)
+        target, release = locate(locator, targets, releases, issue)
     except CandidateError as exc:
         raise ImportStopped("locate", str(exc), ExitCode.INFRASTRUCTURE) from None
     kind = locator.item_on(target)
@@ -1345,7 +1377,7 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
         # (an API it lacks yet, the paste's own code) is stepped round, never read as the bug.
         locator.patterns = [failure_pattern(located)]
         summary.add(f"locate: nothing quoted; bisecting the failure it shows there (/{locator.patterns[0]}/)")
-    versions = releases_of[package_for(target, evidence.framework, args.package)]
+    versions = releases.of(target)
     span = release_span(locator, target, versions, versions.index(release))
     first_bad, fixed = span.first_bad, span.fixed
     summary.add(f"bisect: {span.shown(versions)}")
