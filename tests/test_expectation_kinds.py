@@ -129,3 +129,35 @@ def test_one_round_turns_the_noise_model_off(tmp_path) -> None:
     refused = run_corpus(tmp_path / "zero", "kinds/broken", args=("-k", "noisy", "--perf-rounds", "0"))
     assert refused.returncode == 4
     assert "--perf-rounds must be at least 1 (got 0)" in refused.output
+
+
+def test_ir_counts_inside_branches_or_loops_only_where_asked() -> None:
+    """A barrier in a block only some threads enter (a thread-dependent `if`, or a loop whose trip
+    count differs per thread) is counted; one every thread reaches, or a preprocessor `#if`, is not."""
+    import re
+
+    from kregress.kinds.ir import lines_inside_branches
+
+    source = [
+        "#if defined(__CUDA_ARCH__)",
+        "#endif",
+        'extern "C" __global__ void __launch_bounds__(64, 1) k(int* __restrict__ a) {',
+        "  __syncthreads();",
+        "  for (int i = 0; i < (((32 - ((int)threadIdx.x)) >> 6) + 1); ++i) {",
+        "    a[i] = 1;",
+        "    __syncthreads();",
+        "  }",
+        "  if (((int)threadIdx.x) < 32) {",
+        "    a[0] = 2;",
+        "    tl::__sync_thread_partial<3, 32>();",
+        "  }",
+        "  if (x) { a[1] = 3; } else { __syncthreads(); }",
+        "  { __syncthreads(); }",
+        "  __syncthreads();",
+        "}",
+    ]
+    synced = lines_inside_branches(source, re.compile(r"__syncthreads\(\)"))
+    assert [n for n, _ in synced] == [7, 13]  # in the loop, in the else; not the kernel's own block
+    partial = lines_inside_branches(source, re.compile(r"__sync_thread_partial"))
+    assert [n for n, _ in partial] == [11]
+    assert lines_inside_branches([*source[:4], "}"], re.compile(r"__syncthreads")) == []

@@ -1291,6 +1291,43 @@ MISSING_SYNC_ISSUE = {
         ]
     ),
 }
+# Shared memory written only by the threads of a branch, then read by all: TileLang before 0.1.7.post3
+# put its partial barrier inside the branch (written here after tilelang#1604's kind of report).
+MISPLACED_SYNC_ISSUE = {
+    "title": "[BUG] Wrong `__sync_thread_partial` placement when a branch fills shared memory",
+    "created_at": "2026-01-10T00:00:00Z",
+    "labels": ["bug"],
+    "body": "\n".join(
+        [
+            "Only the first 64 threads fill the tables; every thread reads one back.",
+            "",
+            "```python",
+            "import tilelang",
+            "import tilelang.language as T",
+            "",
+            "",
+            "@tilelang.jit",
+            "def tables(n: int):",
+            "    @T.prim_func",
+            '    def first(out: T.Tensor[(n,), "float32"]):',
+            "        with T.Kernel(1, threads=n):",
+            '            lo = T.alloc_shared((64,), "float32")',
+            '            hi = T.alloc_shared((64,), "float32")',
+            "            t = T.get_thread_binding()",
+            "            if t < 64:",
+            "                lo[t] = t * 2",
+            "                hi[t] = t * 3",
+            "            out[t] = lo[t % 64]",
+            "",
+            "    return first",
+            "",
+            "",
+            "print(tables(256).get_kernel_source())",
+            "```",
+            "",
+        ]
+    ),
+}
 # A factory whose paste ends after its kernel's last whole statement (its return and call lost): a
 # fold TileLang's layout inference refused before 0.1.7.post2 (written here after tilelang#1374's kind)
 CUT_FACTORY_ISSUE = {
@@ -1764,6 +1801,21 @@ def test_a_spelling_the_generated_code_lacks_is_counted_against_the_newest_relea
     assert "lacks `__syncthreads()`" in (draft / "ISSUE.md").read_text()
 
 
+@pytest.mark.slow
+def test_a_spelling_placed_inside_a_branch_is_counted_there_against_the_newest(tmp_path: Path) -> None:
+    """`__sync_thread_partial` inside the branch: counted inside branches and loops, the newest
+    release's count (0) the most; once stopped at locate (the spelling's count never changed)."""
+    url = "https://github.com/tile-ai/tilelang/issues/1604"
+    code, said = import_saved(tmp_path, url, MISPLACED_SYNC_ISSUE)
+    assert code == 0, said
+    assert "stated: the generated cuda_source has `__sync_thread_partial` inside a branch or loop" in said
+    assert "has 0 of /__sync_thread_partial/ in its cuda_source on cuda:sm_90: more shows the bug" in said
+    assert "first fixed tilelang==0.1.7.post3" in said and "verify: PROVEN" in said
+    (draft,) = (tmp_path / "corpus").glob("*_draft")
+    ir = next(e for e in tomllib.loads((draft / "case.toml").read_text())["expect"] if e["name"] == "ir")
+    assert (ir["inside"], ir["max_count"]) == ("branch_or_loop", 0) and "min_count" not in ir
+
+
 def test_a_spelling_said_missing_is_stated_with_its_stage() -> None:
     from kregress.bisect.triage.stated import stated_missing
 
@@ -1791,7 +1843,7 @@ def test_a_spelling_said_missing_is_stated_with_its_stage() -> None:
 def test_the_least_count_is_the_newest_releases_and_none_there_stops(tmp_path: Path) -> None:
     import tomli_w
 
-    from kregress.bisect.triage.importer import ImportStopped, least_count_at
+    from kregress.bisect.triage.importer import ImportStopped, count_bound_at
 
     folder = tmp_path / "d"
     folder.mkdir()
@@ -1800,15 +1852,40 @@ def test_the_least_count_is_the_newest_releases_and_none_there_stops(tmp_path: P
     (folder / "case.toml").write_text(tomli_w.dumps({"expect": [ir]}))
     counted = (Outcome.PASS, r"/__syncthreads\(\)/ in cuda_source: [default] 2 (bound ≥ 0)")
     locator = JudgedAlready({"c==0.4": counted}, [])
-    least_count_at(locator, folder, "cuda:sm_90", "c==0.4")
+    count_bound_at(locator, folder, "cuda:sm_90", "c==0.4", "min_count")
     assert tomllib.loads((folder / "case.toml").read_text())["expect"][0]["min_count"] == 2
     assert locator.summary.judged == []  # judged under the bound of 0: another case's key
     none = (Outcome.PASS, r"/__syncthreads\(\)/ in cuda_source: [default] 0 (bound ≥ 0)")
     with pytest.raises(ImportStopped, match=r"has no .* either"):
-        least_count_at(JudgedAlready({"c==0.4": none}, []), folder, "cuda:sm_90", "c==0.4")
+        count_bound_at(JudgedAlready({"c==0.4": none}, []), folder, "cuda:sm_90", "c==0.4", "min_count")
     failed = (Outcome.FAIL, "COMPILE_ERROR: 1 of 1 configs did not compile")
     with pytest.raises(ImportStopped, match="could not count"):
-        least_count_at(JudgedAlready({"c==0.4": failed}, []), folder, "cuda:sm_90", "c==0.4")
+        count_bound_at(JudgedAlready({"c==0.4": failed}, []), folder, "cuda:sm_90", "c==0.4", "min_count")
+    # Misplaced: the newest release's count (its fix in, 0 included) is the most; the draft's
+    # counting bound of min_count 0 goes.
+    count_bound_at(JudgedAlready({"c==0.4": none}, []), folder, "cuda:sm_90", "c==0.4", "max_count")
+    bounded = tomllib.loads((folder / "case.toml").read_text())["expect"][0]
+    assert bounded["max_count"] == 0 and "min_count" not in bounded
+
+
+def test_a_spelling_said_misplaced_is_stated_with_its_stage() -> None:
+    from kregress.bisect.triage.stated import stated_misplaced
+
+    title = "[BUG] Wrong ```__syncthreads()``` placement in a loop with a per-thread trip count"
+    found = stated_misplaced([title], "tilelang")
+    assert found is not None and (found.stage, found.wrong, found.misplaced, found.missing) == (
+        "cuda_source",
+        "__syncthreads()",
+        True,
+        False,
+    )
+    assert found.counted_against_newest and found.has() == "has `__syncthreads()` inside a branch or loop"
+    body = "The lowering places `tl::__sync_thread_partial` inside the conditional that 32 threads take."
+    assert (partial := stated_misplaced([body], "tilelang")) is not None
+    assert partial.wrong == "tl::__sync_thread_partial"
+    assert stated_misplaced(["The PTX places `bar.sync` inside a loop"]) is None  # no blocks to read in PTX
+    assert stated_misplaced(["`__syncthreads()` is placed correctly"], "tilelang") is None
+    assert stated_misplaced(["the wrong placement of the tiles"], "tilelang") is None  # no spelling
 
 
 def test_an_issue_showing_its_runs_output_is_never_proven_on_an_exception() -> None:
@@ -1840,6 +1917,10 @@ def test_an_issue_showing_its_runs_output_is_never_proven_on_an_exception() -> N
     stated = Locator(Path("."), "d", [], summary, 60.0, stated=True, shows_output=True)
     wrong = Point("cpu:interpreter", "triton==3.1.0", Outcome.FAIL, "WRONG_RESULT: 1 of 3", "WRONG_RESULT")
     assert stated.shows(wrong) and not stated.shows(exception)
+    # The generated code printed is output too, and the spelling the issue names in it is the bug.
+    spelled = Locator(Path("."), "d", [], summary, 60.0, "tilelang", compile_item="ir", shows_output=True)
+    misplaced = "IR_MISMATCH: 1 of 1 configs have a count of /x/ inside a branch or loop"
+    assert spelled.shows(Point("cuda:sm_90", "tilelang==0.1.7", Outcome.FAIL, misplaced, "IR_MISMATCH"))
 
 
 def test_the_paste_runs_with_its_own_annotations_not_this_modules_future_import(tmp_path: Path) -> None:

@@ -84,6 +84,11 @@ def test_a_good_manifest_loads(tmp_path: Path) -> None:
             GOOD + '[[expect]]\nkind = "ir"\nkernel = "k"\nstage = "ptx"\npattern = "x"\n',
             "an ir expectation needs max_count or min_count",
         ),
+        (
+            GOOD + '[[expect]]\nkind = "ir"\nkernel = "k"\nstage = "ptx"\npattern = "bar"\nmax_count = 0\n'
+            'inside = "branch_or_loop"\n',
+            "reads the blocks of C-like code (cuda_source), not ptx",
+        ),
         (GOOD + '[[expect]]\nkind = "compiles"\nkernel = "k"\n', "share the name 'compiles-k'"),
         (
             GOOD + '[[known_bad]]\nlink = "x"\nversions = "three"\n',

@@ -54,6 +54,7 @@ from kregress.bisect.triage.stated import (
     StatedSpelling,
     StatedValues,
     stated_by_outputs,
+    stated_misplaced,
     stated_missing,
     stated_spelling,
     stated_values,
@@ -334,9 +335,9 @@ def extract(issue: UpstreamIssue) -> Evidence:
     stated = stated_values([issue.title, *quoted, *code_comments(repaired.source)]) or stated_by_outputs(
         outputs_with_prose
     )
-    spelling = stated_spelling([issue.title, *quoted], framework) or stated_missing(
-        [issue.title, *quoted], framework
-    )
+    said = [issue.title, *quoted]
+    readers = (stated_spelling, stated_misplaced, stated_missing)  # a wrong spelling, a misplaced, a missing
+    spelling = next((found for read in readers if (found := read(said, framework))), None)
     # the reporter's run ended with output: values printed, or the generated code its paste prints
     shows_output = not errors and (
         any(printed_output(b) for b in [*outputs, *printed_comments(repaired.source)])
@@ -668,10 +669,13 @@ def draft_manifest(issue: UpstreamIssue, evidence: Evidence, name: str) -> dict:
     upstream = {"repo": issue.repository, "issue": issue.url} | ({"fix": issue.fix} if issue.fix else {})
     spelling = evidence.spelling
     # the generated code the issue calls wrong: a FAIL wherever the compiled kernel has it; what it
-    # says is missing: counted, its bound the newest release's count (`bound_by_newest`)
+    # says is missing or misplaced: counted, its bound the newest release's count (`bound_by_newest`)
+    # min_count 0 counts and never FAILs, until the newest release's count bounds it
+    counted = "min_count" if spelling and spelling.counted_against_newest else "max_count"
+    where = {"inside": "branch_or_loop"} if spelling and spelling.misplaced else {}
     ir = [{"name": "ir", "kind": "ir", "kernel": "pasted_kernel", "stage": spelling.stage,
            "pattern": spelling.pattern or re.escape(spelling.right if spelling.missing else spelling.wrong),
-           "min_count" if spelling.missing else "max_count": 0}] if spelling else []  # fmt: skip
+           counted: 0, **where}] if spelling else []  # fmt: skip
     return {
         "title": f"{issue.title} (draft of {issue.repository}#{issue.number})"[:200],
         "framework": evidence.framework,
@@ -711,17 +715,15 @@ def write_issue_md(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> No
         if evidence.stated
         else "None."
     )
-    if evidence.spelling and evidence.spelling.missing:
+    if (spelling := evidence.spelling) is not None:
+        checked = (
+            "counts it: fewer than the newest release has (its fix in) FAILs" if spelling.missing
+            else "counts it: more than the newest release has (its fix in) FAILs" if spelling.misplaced
+            else "FAILs wherever the compiled kernel has it"
+        )  # fmt: skip
         stated += (
-            f"\n\nThe generated {evidence.spelling.stage} lacks {evidence.spelling.lacked()}, from: "
-            f'"{evidence.spelling.said}". The draft\'s `ir` check counts it: fewer than the newest release '
-            "has (its fix in) FAILs."
-        )
-    elif evidence.spelling:
-        stated += (
-            f"\n\nThe generated {evidence.spelling.stage} has `{evidence.spelling.wrong}` where "
-            f'`{evidence.spelling.right}` is expected, from: "{evidence.spelling.said}". The draft\'s `ir` '
-            "check FAILs wherever the compiled kernel has it."
+            f'\n\nThe generated {spelling.stage} {spelling.has()}, from: "{spelling.said}". '
+            f"The draft's `ir` check {checked}."
         )
     repairs = (
         "\n".join(f"- {said}" for said in evidence.repairs) + "\n\nThe code as pasted is as_pasted.py."
@@ -910,10 +912,10 @@ class Locator:
             return False
         if self.stated and point.failure_kind == "WRONG_RESULT":
             return True
-        if self.shows_output and not self.patterns:  # only the wrong value stated can be the bug
-            return False
         if self.item_on(point.target) == "ir":  # the spelling the issue names, nothing else
             return point.failure_kind == "IR_MISMATCH"
+        if self.shows_output and not self.patterns:  # only the wrong value stated can be the bug
+            return False
         if not self.patterns:  # nothing quoted to match: only a failure that is the compiler's
             return compilers_failure(point)
         return self.matching(point) is not None
@@ -1086,26 +1088,27 @@ COUNTED = re.compile(r"\[[^\]]+\] (\d+)")
 
 
 def bound_by_newest(
-    locator: Locator, folder: Path, targets: list[str], releases: PackageReleases
+    locator: Locator, folder: Path, targets: list[str], releases: PackageReleases, spelling: StatedSpelling
 ) -> list[str]:
-    """For a spelling the issue says the generated code lacks: its count in the newest release's
-    code (its fix in, the issue closed by it) becomes the `ir` check's least count, so that a release
-    with fewer shows the bug. Counted on the first compile target alone (another target's code can
-    count otherwise), which is the one target searched."""
+    """For a spelling the issue says the generated code lacks (or has inside a branch or loop): its
+    count in the newest release's code (its fix in, the issue closed by it) becomes the `ir` check's
+    least count (or most), so that a release with fewer (more) shows the bug. Counted on the first
+    compile target alone (another target's code can count otherwise), which is the one target searched."""
     target = next((t for t in targets if locator.item_on(t) == "ir"), None)
     if target is None:
-        raise ImportStopped("locate", "the issue says what the generated code lacks, and no target here "
-                            "compiles the code to read it", ExitCode.NO_REPRO)  # fmt: skip
+        raise ImportStopped("locate", f"the issue says the generated code {spelling.has()}, and no target "
+                            "here compiles the code to read it", ExitCode.NO_REPRO)  # fmt: skip
     versions = releases.of(target)
     if not versions:
         raise ImportStopped("locate", f"no release of {releases.package_of(target)} to count the spelling in",
                             ExitCode.NO_REPRO)  # fmt: skip
-    least_count_at(locator, folder, target, versions[-1])
+    count_bound_at(locator, folder, target, versions[-1], "max_count" if spelling.misplaced else "min_count")
     return [target]
 
 
-def least_count_at(locator: Locator, folder: Path, target: str, newest: str) -> None:
-    """The draft's `ir` check's least count, set to the count at `newest` on `target`."""
+def count_bound_at(locator: Locator, folder: Path, target: str, newest: str, bound: str) -> None:
+    """The draft's `ir` check's `bound` (min_count or max_count), set to the count at `newest` on
+    `target`."""
     point = locator.judge(target, newest)
     counts = [int(n) for n in COUNTED.findall(point.message.split(":", 1)[-1])]
     manifest = read_toml(folder / "case.toml")
@@ -1113,15 +1116,18 @@ def least_count_at(locator: Locator, folder: Path, target: str, newest: str) -> 
     if point.outcome != Outcome.PASS or not counts:
         raise ImportStopped("locate", f"the newest release could not count /{ir['pattern']}/ in the "
                             f"generated code: {point.shown()}", ExitCode.NO_REPRO)  # fmt: skip
-    if min(counts) == 0:
+    if bound == "min_count" and min(counts) == 0:
         raise ImportStopped("locate", f"the newest release's {ir['stage']} has no /{ir['pattern']}/ "
                             f"either ({point.shown()}): what its fix added cannot be counted here",
                             ExitCode.NO_REPRO)  # fmt: skip
-    ir["min_count"] = min(counts)
+    count = min(counts) if bound == "min_count" else max(counts)
+    ir.pop("min_count", None)  # the draft's 0, which counted without failing
+    ir[bound] = count
     (folder / "case.toml").write_text(tomli_w.dumps(manifest))
     locator.summary.judged.remove(point)  # judged with the bound of 0: its key is another case's now
-    locator.summary.add(f"locate: {newest} has {min(counts)} of /{ir['pattern']}/ in its {ir['stage']} on "
-                        f"{target}: fewer shows the bug")  # fmt: skip
+    shows = "fewer" if bound == "min_count" else "more"
+    locator.summary.add(f"locate: {newest} has {count} of /{ir['pattern']}/ in its {ir['stage']} on "
+                        f"{target}: {shows} shows the bug")  # fmt: skip
 
 
 def held(point: Point) -> bool:
@@ -1311,12 +1317,8 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
                 f"{evidence.framework}; errors quoted: {' | '.join(evidence.errors) or 'none'}")  # fmt: skip
     for said in evidence.repairs:
         summary.add(f"repair: {said}")
-    if evidence.spelling and evidence.spelling.missing:
-        summary.add(f"stated: the generated {evidence.spelling.stage} lacks {evidence.spelling.lacked()} "
-                    f"(\"{evidence.spelling.said}\")")  # fmt: skip
-    elif evidence.spelling:
-        summary.add(f"stated: the generated {evidence.spelling.stage} has `{evidence.spelling.wrong}` where "
-                    f"`{evidence.spelling.right}` is expected (\"{evidence.spelling.said}\")")  # fmt: skip
+    if (spelling := evidence.spelling) is not None:
+        summary.add(f'stated: the generated {spelling.stage} {spelling.has()} ("{spelling.said}")')
     if evidence.stated:
         summary.add(f"stated: expected {list(evidence.stated.expected)}, wrong {list(evidence.stated.wrong)} "
                     f"(\"{evidence.stated.said}\")")  # fmt: skip
@@ -1358,8 +1360,8 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     index = args.index_url or package_index() or PYPI
     releases = PackageReleases(index, evidence.framework, args.package)
     try:
-        if evidence.spelling and evidence.spelling.missing:
-            targets = bound_by_newest(locator, folder, targets, releases)
+        if evidence.spelling and evidence.spelling.counted_against_newest:
+            targets = bound_by_newest(locator, folder, targets, releases, evidence.spelling)
         target, release = locate(locator, targets, releases, issue)
     except CandidateError as exc:
         raise ImportStopped("locate", str(exc), ExitCode.INFRASTRUCTURE) from None
@@ -1395,8 +1397,7 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     if pattern is None and evidence.stated is not None:  # located by the value it states
         shown = f"a wrong value: {evidence.stated.said}"
     if kind == "ir" and (spelling := evidence.spelling) is not None:
-        has = f"lacks {spelling.lacked()}" if spelling.missing else f"has `{spelling.wrong}`"
-        shown = f"the generated {spelling.stage} {has}: {spelling.said}"
+        shown = f"the generated {spelling.stage} {spelling.has()}: {spelling.said}"
     fails_with = (
         "^IR_MISMATCH" if kind == "ir"
         else "^WRONG_RESULT" if pattern is None and evidence.stated is not None

@@ -203,7 +203,8 @@ PTX_INSTRUCTION = re.compile(
 @dataclass(frozen=True)
 class StatedSpelling:
     """A wrong spelling the issue says the generated code has, at a stage it names; or, `missing`, a
-    right one it says the generated code lacks (`wrong` is then empty)."""
+    right one it says the generated code lacks (`wrong` is then empty); or, `misplaced`, one it has
+    inside a branch or loop that not every thread runs (`right` is then empty)."""
 
     stage: str
     wrong: str
@@ -211,10 +212,24 @@ class StatedSpelling:
     said: str
     missing: bool = False
     pattern: str | None = None  # what is counted, where the text names no spelling (a barrier in words)
+    misplaced: bool = False
+
+    @property
+    def counted_against_newest(self) -> bool:
+        """Whether the draft's bound is the newest release's count (its fix in), not a fixed 0."""
+        return self.missing or self.misplaced
 
     def lacked(self) -> str:
         """What the generated code lacks, as ISSUE.md and the log say it."""
         return f"{self.right} (/{self.pattern}/)" if self.pattern else f"`{self.right}`"
+
+    def has(self) -> str:
+        """What is wrong with the generated code, as ISSUE.md and the log say it."""
+        if self.missing:
+            return f"lacks {self.lacked()}"
+        if self.misplaced:
+            return f"has `{self.wrong}` inside a branch or loop"
+        return f"has `{self.wrong}` where `{self.right}` is expected"
 
 
 def stage_named(text: str, framework: str = "triton") -> str | None:
@@ -304,4 +319,38 @@ def stated_missing(texts: list[str], framework: str = "triton") -> StatedSpellin
                 return StatedSpelling(
                     stage, "", "a barrier", said, missing=True, pattern=BARRIER_SPELLINGS[stage]
                 )
+    return None
+
+
+# a spelling in one to three backticks (a title's ```__syncthreads()```)
+CODE_RUN = r"`{1,3}([^`\n]{2,120})`{1,3}"
+# "Incorrect `__syncthreads()` placement", "places `X` inside a vectorized loop where only some threads
+# run it": a spelling the generated code has inside a branch or loop, where not every thread reaches it
+MISPLACED = [
+    rf"\b(?:incorrect|wrong|invalid|bad|improper|misplaced)\s+{CODE_RUN}\s+(?:placement|position|insertion)",
+    rf"\b(?:incorrect|wrong|invalid|bad|improper)\s+(?:placement|position|insertion)\s+of\s+{ARTICLE}{CODE_RUN}",
+    rf"\b(?:places?|placed|placing|puts?|inserts?|inserted|inserting|emits?|emitted|generates?|generated)\s+"
+    rf"{ARTICLE}{CODE_RUN}\s+(?:inside|within|in)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){{0,3}}?"
+    rf"(?:loop|branch|if|conditional|condition)\b",
+    rf"{CODE_RUN}\s+(?:is\s+|gets\s+)?(?:placed|inserted|emitted|generated|misplaced)\s+(?:inside|within|in)\s+"
+    rf"(?:an?\s+|the\s+)?(?:[\w-]+\s+){{0,3}}?(?:loop|branch|if|conditional|condition)\b",
+]
+MISPLACED_STAGES = {"cuda_source"}  # C-like code, whose blocks open with `{` after `if (…)`, `for (…)`
+
+
+def stated_misplaced(texts: list[str], framework: str = "triton") -> StatedSpelling | None:
+    """The first spelling the texts say the generated code has in the wrong place (inside a branch
+    or loop not every thread runs), at a stage whose blocks can be read (TileLang's CUDA source);
+    None without one. Counted inside a branch or loop against the newest release, which has its fix."""
+    for text in texts:
+        for pattern in MISPLACED:
+            for found in re.finditer(pattern, text, re.I):
+                spelling = found.group(1).strip()
+                around = text[max(0, found.start() - 200) : found.end() + 200]
+                stage = stage_named(around, framework) or stage_named(" ".join(texts), framework)
+                if stage is None and framework == "tilelang":
+                    stage = "cuda_source"  # the one generated code a TileLang reporter reads
+                if stage in MISPLACED_STAGES and len(spelling) >= 3:
+                    said = " ".join(found.group(0).split())
+                    return StatedSpelling(stage, spelling, "", said, misplaced=True)
     return None

@@ -1,4 +1,6 @@
-"""ir: count the lines of an IR stage (ttgir, ptx, amdgcn, ...) that match a regular expression."""
+"""ir: count the lines of an IR stage (ttgir, ptx, amdgcn, ...) that match a regular expression;
+with `inside = "branch_or_loop"`, only those inside a block a condition or loop opens (a barrier
+that not every thread reaches), in C-like code whose blocks are braces (TileLang's cuda_source)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,47 @@ from kregress.matrix import Target
 from kregress.pass_trace import TRACED_STAGES
 
 IrStage = Literal[all_ir_stages()]  # type: ignore[valid-type]  # each framework declares its stages
+BRACED_STAGES = ("cuda_source",)  # C-like: a block is braces after `if (…)`, `for (…)`, `else`
+# what opens a block as a branch or a loop, read back from the `{` (a preprocessor `#if` is none)
+BRANCH_OR_LOOP = re.compile(r"(?:(?<![#\w])(?:if|for|while|switch)\s*\(.*\)|\b(?:else|do))\s*$", re.S)
+
+
+def lines_inside_branches(lines: list[str], pattern: re.Pattern[str]) -> list[tuple[int, str]]:
+    """The (number, line) of each line where `pattern` matches inside a block opened by `if (…)`,
+    `else`, `for (…)`, `while (…)`, `do` or `switch (…)`, at any depth. Braces are read as C's (the
+    generated code has none in strings); a statement's text since the last `;`, `{` or `}` outside
+    parentheses is what opened the block."""
+    blocks: list[bool] = []  # per open brace: whether it, or one around it, is a branch or a loop
+    statement = ""
+    parens = 0
+    hits = []
+    for n, line in enumerate(lines, 1):
+        if line.lstrip().startswith("#"):
+            continue  # a preprocessor line opens no block
+        starts = {found.start() for found in pattern.finditer(line)}
+        counted = False
+        for i, char in enumerate(line):
+            if i in starts and blocks and blocks[-1]:
+                counted = True
+            if char == "(":
+                parens += 1
+            elif char == ")":
+                parens = max(0, parens - 1)
+            if char == "{":
+                blocks.append(bool(BRANCH_OR_LOOP.search(statement)) or (bool(blocks) and blocks[-1]))
+                statement, parens = "", 0
+            elif char == "}":
+                if blocks:
+                    blocks.pop()
+                statement, parens = "", 0
+            elif char == ";" and parens == 0:
+                statement = ""
+            else:
+                statement += char
+        statement += "\n"
+        if counted:
+            hits.append((n, line))
+    return hits
 
 
 class Ir(PassTraced):
@@ -26,6 +69,7 @@ class Ir(PassTraced):
     pattern: str
     max_count: int | None = Field(default=None, ge=0)
     min_count: int | None = Field(default=None, ge=0)
+    inside: Literal["branch_or_loop"] | None = None  # count only the matches inside such a block
 
     @property
     def subject(self) -> str:
@@ -44,9 +88,23 @@ class Ir(PassTraced):
     def _bounded(self) -> Ir:
         if self.max_count is None and self.min_count is None:
             raise ValueError("an ir expectation needs max_count or min_count")
+        if self.inside and self.stage not in BRACED_STAGES:
+            raise ValueError(
+                f"inside = {self.inside!r} reads the blocks of C-like code ({', '.join(BRACED_STAGES)}), "
+                f"not {self.stage}"
+            )
         return self
 
+    @property
+    def counted(self) -> str:
+        """What is counted, as a verdict says it."""
+        return f"/{self.pattern}/ inside a branch or loop" if self.inside else f"/{self.pattern}/"
+
     def traced(self) -> Traced:
+        if self.inside:
+            return Traced(
+                unavailable="not traced: counted inside a branch or loop, which a pass's dump cannot tell"
+            )
         if self.stage not in TRACED_STAGES:
             return Traced(
                 unavailable=f"not traced: {self.stage} comes from LLVM after the MLIR passes, which are all "
@@ -68,7 +126,11 @@ class Ir(PassTraced):
         offending: list[str] = []
         for config in configs:
             lines = (folder / config.ir[self.stage]).read_text().splitlines()
-            hits = [(n, line) for n, line in enumerate(lines, 1) if pattern.search(line)]
+            hits = (
+                lines_inside_branches(lines, pattern)
+                if self.inside
+                else [(n, line) for n, line in enumerate(lines, 1) if pattern.search(line)]
+            )
             counts[config.label] = len(hits)
             offending += [
                 f"[{config.label}] {self.stage}:{n}: {line.strip()}" for n, line in hits[:MAX_LINES_SHOWN]
@@ -99,7 +161,7 @@ class Ir(PassTraced):
         if bad:
             return Verdict(
                 Outcome.FAIL,
-                f"IR_MISMATCH: {len(bad)} of {len(counts)} configs have a count of /{self.pattern}/ in "
+                f"IR_MISMATCH: {len(bad)} of {len(counts)} configs have a count of {self.counted} in "
                 f"{self.stage} outside {bound}: {counted}{crossings}",
                 "IR_MISMATCH",
                 measured=measured,
@@ -108,7 +170,7 @@ class Ir(PassTraced):
             )
         return Verdict(
             Outcome.PASS,
-            f"/{self.pattern}/ in {self.stage}: {counted} (bound {bound})",
+            f"{self.counted} in {self.stage}: {counted} (bound {bound})",
             measured=measured,
             limit=limit,
             detail="\n".join(traced),
