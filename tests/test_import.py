@@ -368,6 +368,15 @@ def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() ->
     # A message that starts with what varies is matched by its longest run of fixed words.
     pattern = error_pattern("error: 128 bytes of shared memory exceed what the layout allows")
     assert pattern and re.search(pattern, "error: 96 bytes of shared memory exceed what the layout allows")
+    # A reporter's stand-in (X, XXX, ...) for what varies is what varies: the fixed words around it.
+    pattern = error_pattern("variables X are used, but are not passed in as API arguments")
+    assert pattern and re.search(
+        pattern, "Check failed: undefined.size() == 0 : In PrimFunc main variables [i] are used, but are not "
+        "passed in as API arguments",
+    )  # fmt: skip
+    assert not re.search(pattern, "variables are not passed")
+    assert error_pattern("Check failed: x is X") == re.escape("Check failed: x is")  # no run long enough
+    assert error_pattern("Xavier failed to compile X.y") == re.escape("Xavier failed to compile X.y")
     assert error_pattern(None) is None
 
 

@@ -578,9 +578,17 @@ def quoted_error(text: str) -> str | None:
     return mismatch.group(1).strip() if mismatch else None
 
 
+# A reporter's stand-in for what varies ("variables X are used", "... is not ...", "XXX"), standing
+# alone: read as the message's varying part, as a number or a quote is.
+PLACEHOLDER = r"(?<![\w.])(?:X{1,3}|\.\.\.|…)(?![\w.])"
+# What splits a message into the runs of words that do not vary: quotes, numbers, clauses, stand-ins.
+WHAT_VARIES = rf"'[^']*'|\"[^\"]*\"|`[^`]*`|\d+|:\s|{PLACEHOLDER}"
+
+
 def words_before_what_varies(message: str) -> str:
-    """A message's words up to its first number, quote or bracket (those vary by release and run)."""
-    return re.split(r"[\d'\"`(\[{<]", message, maxsplit=1)[0].strip()
+    """A message's words up to its first number, quote, bracket or stand-in (those vary by release
+    and run)."""
+    return re.split(rf"[\d'\"`(\[{{<]|{PLACEHOLDER}", message, maxsplit=1)[0].strip()
 
 
 def error_pattern(error: str | None) -> str | None:
@@ -610,7 +618,7 @@ def error_pattern(error: str | None) -> str | None:
         # its class: the message's longest run of words outside quotes and numbers names it too.
         # A clause ending in ": " may be a condition the reporter left out (TVM's "Check failed:
         # (cond) is false: message"), so clauses are phrases of their own.
-        phrases = [p.strip() for p in re.split(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\d+|:\s", raised.group(2) or "")]
+        phrases = [p.strip() for p in re.split(WHAT_VARIES, raised.group(2) or "")]
         phrase = max(phrases, key=len, default="")
         return f"(?:{pattern}|{re.escape(phrase[:60])})" if len(phrase) >= 16 else pattern
     compiler = COMPILER_ERROR.match(error)
@@ -620,10 +628,13 @@ def error_pattern(error: str | None) -> str | None:
         said = words_before_what_varies(operation.group(2))
         return re.escape(f"'{operation.group(1)}' op {said}"[:80])
     words = words_before_what_varies(text)
-    if len(words) < 8:  # a message that starts with what varies: its longest run of fixed words
-        phrases = [p.strip() for p in re.split(r"'[^']*'|\"[^\"]*\"|`[^`]*`|\d+|:\s", text)]
+    # a message that starts with what varies, or whose stand-in cut it short: its longest run of
+    # fixed words
+    stand_in = re.search(PLACEHOLDER, text) is not None
+    if len(words) < 8 or stand_in:
+        phrases = [p.strip() for p in re.split(WHAT_VARIES, text)]
         longest = max(phrases, key=len, default="")
-        words = longest if len(longest) >= 12 else words
+        words = longest if len(longest) >= (16 if stand_in else 12) else words
     return re.escape(words[:60]) if words else None
 
 
