@@ -1895,6 +1895,32 @@ def test_a_spelling_said_misplaced_is_stated_with_its_stage() -> None:
     assert stated_misplaced(["The PTX places `bar.sync` inside a loop"]) is None  # no blocks to read in PTX
     assert stated_misplaced(["`__syncthreads()` is placed correctly"], "tilelang") is None
     assert stated_misplaced(["the wrong placement of the tiles"], "tilelang") is None  # no spelling
+    assert stated_misplaced(["Incorrect `T.copy` placement"], "tilelang") is None  # the DSL's, not generated
+
+
+def test_a_spelling_said_to_be_one_too_many_is_stated_and_never_beside_a_quoted_error() -> None:
+    from kregress.bisect.triage.stated import stated_extra
+
+    title = "[BUG] Unexpected CTA-wide __syncthreads() inserted between two warp groups"
+    found = stated_extra([title], "tilelang")
+    assert found is not None and (found.stage, found.wrong, found.extra) == (
+        "cuda_source",
+        "__syncthreads()",
+        True,
+    )
+    assert found.fewer_after_the_fix and found.has() == "has `__syncthreads()` where it should not"
+    ptx = stated_extra(["The PTX has a redundant `bar.sync 0` after the loop"])
+    assert ptx is not None and (ptx.stage, ptx.wrong) == ("ptx", "bar.sync 0")
+    assert stated_extra(["unexpected `T.copy` lowering"], "tilelang") is None  # the DSL's own spelling
+    assert (
+        stated_extra(["unexpected results with `__syncthreads()`"], "tilelang") is None
+    )  # not the one extra
+    code = (
+        "```python\nimport tilelang\nimport tilelang.language as T\n\n@T.prim_func\ndef k():\n    pass\n```\n"
+    )
+    assert extract(issue(code, title, repository="tile-ai/tilelang")).spelling == found
+    quoted = code + "\n```\nValueError: the layout cannot be inferred for this buffer\n```\n"
+    assert extract(issue(quoted, title, repository="tile-ai/tilelang")).spelling is None  # the error's
 
 
 def test_an_issue_showing_its_runs_output_is_never_proven_on_an_exception() -> None:

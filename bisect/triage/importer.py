@@ -54,6 +54,7 @@ from kregress.bisect.triage.stated import (
     StatedSpelling,
     StatedValues,
     stated_by_outputs,
+    stated_extra,
     stated_misplaced,
     stated_missing,
     stated_spelling,
@@ -336,7 +337,11 @@ def extract(issue: UpstreamIssue) -> Evidence:
         outputs_with_prose
     )
     said = [issue.title, *quoted]
-    readers = (stated_spelling, stated_misplaced, stated_missing)  # a wrong spelling, a misplaced, a missing
+    # A spelling in the wrong place, or one too many, is read only where no error is quoted: an
+    # "unexpected `X`" beside a quoted error is that error's.
+    readers = (stated_spelling, stated_missing) if errors else (
+        stated_spelling, stated_misplaced, stated_missing, stated_extra
+    )  # fmt: skip
     spelling = next((found for read in readers if (found := read(said, framework))), None)
     # the reporter's run ended with output: values printed, or the generated code its paste prints
     shows_output = not errors and (
@@ -729,7 +734,7 @@ def write_issue_md(folder: Path, issue: UpstreamIssue, evidence: Evidence) -> No
     if (spelling := evidence.spelling) is not None:
         checked = (
             "counts it: fewer than the newest release has (its fix in) FAILs" if spelling.missing
-            else "counts it: more than the newest release has (its fix in) FAILs" if spelling.misplaced
+            else "counts it: more than the newest release (its fix in) FAILs" if spelling.fewer_after_the_fix
             else "FAILs wherever the compiled kernel has it"
         )  # fmt: skip
         stated += (
@@ -1113,7 +1118,9 @@ def bound_by_newest(
     if not versions:
         raise ImportStopped("locate", f"no release of {releases.package_of(target)} to count the spelling in",
                             ExitCode.NO_REPRO)  # fmt: skip
-    count_bound_at(locator, folder, target, versions[-1], "max_count" if spelling.misplaced else "min_count")
+    count_bound_at(
+        locator, folder, target, versions[-1], "max_count" if spelling.fewer_after_the_fix else "min_count"
+    )
     return [target]
 
 

@@ -204,7 +204,8 @@ PTX_INSTRUCTION = re.compile(
 class StatedSpelling:
     """A wrong spelling the issue says the generated code has, at a stage it names; or, `missing`, a
     right one it says the generated code lacks (`wrong` is then empty); or, `misplaced`, one it has
-    inside a branch or loop that not every thread runs (`right` is then empty)."""
+    inside a branch or loop that not every thread runs; or, `extra`, one it has and should not
+    (`right` is then empty)."""
 
     stage: str
     wrong: str
@@ -213,11 +214,17 @@ class StatedSpelling:
     missing: bool = False
     pattern: str | None = None  # what is counted, where the text names no spelling (a barrier in words)
     misplaced: bool = False
+    extra: bool = False
 
     @property
     def counted_against_newest(self) -> bool:
         """Whether the draft's bound is the newest release's count (its fix in), not a fixed 0."""
-        return self.missing or self.misplaced
+        return self.missing or self.misplaced or self.extra
+
+    @property
+    def fewer_after_the_fix(self) -> bool:
+        """Whether the fix took the spelling out (the newest release's count is then the most)."""
+        return self.misplaced or self.extra
 
     def lacked(self) -> str:
         """What the generated code lacks, as ISSUE.md and the log say it."""
@@ -229,6 +236,8 @@ class StatedSpelling:
             return f"lacks {self.lacked()}"
         if self.misplaced:
             return f"has `{self.wrong}` inside a branch or loop"
+        if self.extra:
+            return f"has `{self.wrong}` where it should not"
         return f"has `{self.wrong}` where `{self.right}` is expected"
 
 
@@ -350,7 +359,50 @@ def stated_misplaced(texts: list[str], framework: str = "triton") -> StatedSpell
                 stage = stage_named(around, framework) or stage_named(" ".join(texts), framework)
                 if stage is None and framework == "tilelang":
                     stage = "cuda_source"  # the one generated code a TileLang reporter reads
-                if stage in MISPLACED_STAGES and len(spelling) >= 3:
+                if stage in MISPLACED_STAGES and len(spelling) >= 3 and generated_looking(spelling):
                     said = " ".join(found.group(0).split())
                     return StatedSpelling(stage, spelling, "", said, misplaced=True)
+    return None
+
+
+# "Unexpected CTA-wide __syncthreads() inserted", "a redundant `bar.sync`", "`X` is unnecessary",
+# "should not emit `X`": a spelling the generated code has and should not, its count after the fix
+# (the newest release's) the most
+BARE_SPELLING = r"(__[A-Za-z]\w*(?:\(\))?)"  # a CUDA builtin written without backticks
+# what may stand between the word and the spelling: its scope ("CTA-wide", "block-level", "warp")
+SCOPE_WORDS = r"(?:(?:\w+-[\w-]+|cta|block|thread|warp|full|global|shared|second|additional)\s+){0,2}"
+EXTRA_WORDS = r"(?:unexpected|unnecessary|redundant|extra|spurious|superfluous|useless|unneeded)"
+EXTRA = [
+    rf"\b{EXTRA_WORDS}\s+{SCOPE_WORDS}(?:{CODE_RUN}|{BARE_SPELLING})",
+    rf"(?:{CODE_RUN}|{BARE_SPELLING})\s+(?:is|are)\s+(?:{EXTRA_WORDS}|not\s+(?:needed|necessary|required))\b",
+    rf"\bshould\s+not\s+(?:emit|generate|insert|contain|have)\s+{ARTICLE}(?:{CODE_RUN}|{BARE_SPELLING})",
+]
+
+
+def generated_looking(spelling: str) -> bool:
+    """Whether a spelling reads as generated code (a CUDA builtin, a C++ name, an instruction), not
+    as the kernel language's own (`T.copy`, `tl.dot`), which the generated code never spells."""
+    return bool(
+        re.fullmatch(BARE_SPELLING, spelling)
+        or "::" in spelling
+        or PTX_INSTRUCTION.match(spelling)
+        or re.match(r"(?:bar|barrier|membar|fence|cp|st|ld|mbarrier|wgmma|tcgen05)\.", spelling)
+    )
+
+
+def stated_extra(texts: list[str], framework: str = "triton") -> StatedSpelling | None:
+    """The first spelling the texts say the generated code has and should not, at the stage named
+    near it (else in the texts; TileLang's is its CUDA source); None without one."""
+    for text in texts:
+        for pattern in EXTRA:
+            for found in re.finditer(pattern, text, re.I):
+                spelling = next(g for g in found.groups() if g).strip()
+                around = text[max(0, found.start() - 200) : found.end() + 200]
+                stage = stage_named(around, framework) or stage_named(" ".join(texts), framework)
+                if stage is None and PTX_INSTRUCTION.match(spelling):
+                    stage = "ptx"
+                if stage is None and framework == "tilelang":
+                    stage = "cuda_source"
+                if stage and len(spelling) >= 3 and generated_looking(spelling):
+                    return StatedSpelling(stage, spelling, "", " ".join(found.group(0).split()), extra=True)
     return None
