@@ -132,32 +132,48 @@ def test_one_round_turns_the_noise_model_off(tmp_path) -> None:
 
 
 def test_ir_counts_inside_branches_or_loops_only_where_asked() -> None:
-    """A barrier in a block only some threads enter (a thread-dependent `if`, or a loop whose trip
-    count differs per thread) is counted; one every thread reaches, or a preprocessor `#if`, is not."""
+    """A barrier in a block only some threads enter (an `if` on the thread index, its `else`, or a
+    loop whose trip count reads it) is counted; one every thread reaches (the kernel's own block, a
+    uniform loop), a preprocessor line or a comment is not."""
     import re
 
     from kregress.kinds.ir import lines_inside_branches
 
     source = [
         "#if defined(__CUDA_ARCH__)",
+        "#define SYNC() do { \\",
+        "  __syncthreads(); \\",
+        "} while (0)",
         "#endif",
         'extern "C" __global__ void __launch_bounds__(64, 1) k(int* __restrict__ a) {',
-        "  __syncthreads();",
+        "  __syncthreads();  // not in { any block",
         "  for (int i = 0; i < (((32 - ((int)threadIdx.x)) >> 6) + 1); ++i) {",
         "    a[i] = 1;",
+        "    __syncthreads();",
+        "  }",
+        "  for (int k = 0; k < 4; ++k) {",
         "    __syncthreads();",
         "  }",
         "  if (((int)threadIdx.x) < 32) {",
         "    a[0] = 2;",
         "    tl::__sync_thread_partial<3, 32>();",
+        "  } else if (a[0] > 0) {",
+        "    __syncthreads();",
         "  }",
-        "  if (x) { a[1] = 3; } else { __syncthreads(); }",
-        "  { __syncthreads(); }",
+        "  if constexpr (((int)threadIdx.x) > 1)",
+        "  {",
+        "    __syncthreads();",
+        "  }",
+        "  if (a[1] > 0) { a[1] = 3; } else { __syncthreads(); }",
+        "  if (threadIdx.x == 0) { a[2] = 4; } else { __syncthreads(); }",
+        "  int v[2] = {0, 1};",
         "  __syncthreads();",
         "}",
     ]
     synced = lines_inside_branches(source, re.compile(r"__syncthreads\(\)"))
-    assert [n for n, _ in synced] == [7, 13]  # in the loop, in the else; not the kernel's own block
+    # in the thread-dependent loop, the else-if and the next-line block of thread-dependent ifs, the
+    # else of one; not the uniform loop, the else of a uniform if, the kernel's own block or the macro
+    assert [n for n, _ in synced] == [10, 19, 23, 26]
     partial = lines_inside_branches(source, re.compile(r"__sync_thread_partial"))
-    assert [n for n, _ in partial] == [11]
-    assert lines_inside_branches([*source[:4], "}"], re.compile(r"__syncthreads")) == []
+    assert [n for n, _ in partial] == [17]
+    assert lines_inside_branches([*source[5:7], "}"], re.compile(r"__syncthreads")) == []

@@ -336,13 +336,15 @@ def extract(issue: UpstreamIssue) -> Evidence:
     stated = stated_values([issue.title, *quoted, *code_comments(repaired.source)]) or stated_by_outputs(
         outputs_with_prose
     )
-    said = [issue.title, *quoted]
-    # A spelling in the wrong place, or one too many, is read only where no error is quoted: an
-    # "unexpected `X`" beside a quoted error is that error's.
-    readers = (stated_spelling, stated_missing) if errors else (
-        stated_spelling, stated_misplaced, stated_missing, stated_extra
-    )  # fmt: skip
-    spelling = next((found for read in readers if (found := read(said, framework))), None)
+    # A spelling in the wrong place, or one too many, is read only where no error is quoted and no
+    # value stated (an "unexpected `X`" beside them is theirs); the title's first, then the texts'.
+    placed = [] if errors or stated else [stated_misplaced, stated_extra]
+    readers = [
+        (read, texts)
+        for texts in ([issue.title], [issue.title, *quoted])
+        for read in (stated_spelling, *placed[:1], stated_missing, *placed[1:])
+    ]
+    spelling = next((found for read, texts in readers if (found := read(texts, framework))), None)
     # the reporter's run ended with output: values printed, or the generated code its paste prints
     shows_output = not errors and (
         any(printed_output(b) for b in [*outputs, *printed_comments(repaired.source)])
@@ -619,6 +621,10 @@ def error_pattern(error: str | None) -> str | None:
             return rf"KeyError\W+['\"]{re.escape(key.group(2)[:60])}"
         words = words_before_what_varies(raised.group(2) or "")
         pattern = re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
+        if re.search(PLACEHOLDER, raised.group(2) or ""):  # a stand-in: the fixed words, or too little
+            phrases = [p.strip() for p in re.split(WHAT_VARIES, raised.group(2) or "")]
+            phrase = max(phrases, key=len, default="")
+            return rf"{re.escape(name)}.*{re.escape(phrase[:60])}" if len(phrase) >= 16 else re.escape(name)
         # Triton wraps frontend exceptions in a CompilationError that may show the message without
         # its class: the message's longest run of words outside quotes and numbers names it too.
         # A clause ending in ": " may be a condition the reporter left out (TVM's "Check failed:
@@ -639,7 +645,7 @@ def error_pattern(error: str | None) -> str | None:
     if len(words) < 8 or stand_in:
         phrases = [p.strip() for p in re.split(WHAT_VARIES, text)]
         longest = max(phrases, key=len, default="")
-        words = longest if len(longest) >= (16 if stand_in else 12) else words
+        words = longest if len(longest) >= (16 if stand_in else 12) else "" if stand_in else words
     return re.escape(words[:60]) if words else None
 
 

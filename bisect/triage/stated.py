@@ -347,6 +347,27 @@ MISPLACED = [
 MISPLACED_STAGES = {"cuda_source"}  # C-like code, whose blocks open with `{` after `if (…)`, `for (…)`
 
 
+# what the sentence says before the spelling when it is no complaint: what should be, what is not
+NO_COMPLAINT = re.compile(
+    r"\b(?:should|must|needs?\s+to|ought\s+to|expected\s+to|does\s+not|doesn'?t|did\s+not|didn'?t|"
+    r"never|fails?\s+to|would|could|the\s+fix|correctly|as\s+expected)\b",
+    re.I,
+)
+# a word that makes a placement a complaint, where only a verb says where the spelling is
+COMPLAINT = re.compile(
+    r"\b(?:incorrect(?:ly)?|wrong(?:ly)?|erroneous(?:ly)?|mistakenly|improper(?:ly)?|only\s+some|"
+    r"not\s+(?:all|every)|deadlock\w*|hang\w*|diverg\w+|race)\b",
+    re.I,
+)
+
+
+def sentence_around(text: str, start: int, end: int) -> tuple[str, str]:
+    """The text of the sentence before `start` and after `end`."""
+    before = re.split(r"[.!?\n]\s", text[max(0, start - 200) : start])[-1]
+    after = re.split(r"[.!?\n]\s", text[end : end + 200])[0]
+    return before, after
+
+
 def stated_misplaced(texts: list[str], framework: str = "triton") -> StatedSpelling | None:
     """The first spelling the texts say the generated code has in the wrong place (inside a branch
     or loop not every thread runs), at a stage whose blocks can be read (TileLang's CUDA source);
@@ -355,6 +376,14 @@ def stated_misplaced(texts: list[str], framework: str = "triton") -> StatedSpell
         for pattern in MISPLACED:
             for found in re.finditer(pattern, text, re.I):
                 spelling = found.group(1).strip()
+                before, after = sentence_around(text, found.start(), found.end())
+                if NO_COMPLAINT.search(before):
+                    continue  # what should be, or is not: no complaint
+                named = re.match(
+                    r"\W*(?:incorrect|wrong|invalid|bad|improper|misplaced)", found.group(0), re.I
+                )
+                if not named and not COMPLAINT.search(before + found.group(0) + after):
+                    continue  # a verb alone says only where it is
                 around = text[max(0, found.start() - 200) : found.end() + 200]
                 stage = stage_named(around, framework) or stage_named(" ".join(texts), framework)
                 if stage is None and framework == "tilelang":
@@ -379,10 +408,14 @@ EXTRA = [
 ]
 
 
+# what a fix takes out of generated code as one too many: a barrier, a fence, a wait
+BARRIER_LIKE = re.compile(r"sync|barrier|\bbar\.|fence|membar|wait|arrive", re.I)
+
+
 def generated_looking(spelling: str) -> bool:
     """Whether a spelling reads as generated code (a CUDA builtin, a C++ name, an instruction), not
     as the kernel language's own (`T.copy`, `tl.dot`), which the generated code never spells."""
-    return bool(
+    return not re.fullmatch(r"__\w+__", spelling) and bool(  # a Python dunder is no builtin of CUDA
         re.fullmatch(BARE_SPELLING, spelling)
         or "::" in spelling
         or PTX_INSTRUCTION.match(spelling)
@@ -403,6 +436,9 @@ def stated_extra(texts: list[str], framework: str = "triton") -> StatedSpelling 
                     stage = "ptx"
                 if stage is None and framework == "tilelang":
                     stage = "cuda_source"
+                before, _ = sentence_around(text, found.start(), found.end())
+                if NO_COMPLAINT.search(before) or not BARRIER_LIKE.search(spelling):
+                    continue
                 if stage and len(spelling) >= 3 and generated_looking(spelling):
                     return StatedSpelling(stage, spelling, "", " ".join(found.group(0).split()), extra=True)
     return None

@@ -20,21 +20,31 @@ from kregress.pass_trace import TRACED_STAGES
 IrStage = Literal[all_ir_stages()]  # type: ignore[valid-type]  # each framework declares its stages
 BRACED_STAGES = ("cuda_source",)  # C-like: a block is braces after `if (…)`, `for (…)`, `else`
 # what opens a block as a branch or a loop, read back from the `{` (a preprocessor `#if` is none)
-BRANCH_OR_LOOP = re.compile(r"(?:(?<![#\w])(?:if|for|while|switch)\s*\(.*\)|\b(?:else|do))\s*$", re.S)
+BRANCH_OR_LOOP = re.compile(
+    r"(?:(?<![#\w])(?:if(?:\s+constexpr)?|for|while|switch)\s*\(.*\)|\b(?:else|do))\s*$", re.S
+)
+THREAD_DEPENDENT = re.compile(r"\bthreadIdx\b|\b__lane_?id\b|\blaneid\b")
+COMMENT = re.compile(r"//.*$")
 
 
 def lines_inside_branches(lines: list[str], pattern: re.Pattern[str]) -> list[tuple[int, str]]:
-    """The (number, line) of each line where `pattern` matches inside a block opened by `if (…)`,
-    `else`, `for (…)`, `while (…)`, `do` or `switch (…)`, at any depth. Braces are read as C's (the
-    generated code has none in strings); a statement's text since the last `;`, `{` or `}` outside
-    parentheses is what opened the block."""
-    blocks: list[bool] = []  # per open brace: whether it, or one around it, is a branch or a loop
+    """The (number, line) of each line where `pattern` matches inside a block that not every thread
+    runs alike: opened by `if (…)`, `for (…)`, `while (…)` or `switch (…)` whose condition reads the
+    thread index, or by the `else` (or `do`) of one, at any depth. Braces are read as C's (the
+    generated code has none in strings; `//` comments and preprocessor lines, continued ones too,
+    are passed over); a statement's text since the last `;`, `{` or `}` outside parentheses is what
+    opened the block."""
+    blocks: list[bool] = []  # per open brace: whether it, or one around it, is thread-dependent
     statement = ""
     parens = 0
+    closed = False  # whether the block that closed last was thread-dependent (an `else` follows it)
+    continued = False  # inside a preprocessor line continued with a backslash
     hits = []
-    for n, line in enumerate(lines, 1):
-        if line.lstrip().startswith("#"):
+    for n, raw in enumerate(lines, 1):
+        if continued or raw.lstrip().startswith("#"):
+            continued = raw.rstrip().endswith("\\")
             continue  # a preprocessor line opens no block
+        line = COMMENT.sub("", raw)
         starts = {found.start() for found in pattern.finditer(line)}
         counted = False
         for i, char in enumerate(line):
@@ -45,11 +55,15 @@ def lines_inside_branches(lines: list[str], pattern: re.Pattern[str]) -> list[tu
             elif char == ")":
                 parens = max(0, parens - 1)
             if char == "{":
-                blocks.append(bool(BRANCH_OR_LOOP.search(statement)) or (bool(blocks) and blocks[-1]))
+                opener = BRANCH_OR_LOOP.search(statement)
+                dependent = bool(opener) and (
+                    bool(THREAD_DEPENDENT.search(statement))
+                    or (closed and statement.lstrip().startswith("else"))
+                )
+                blocks.append(dependent or (bool(blocks) and blocks[-1]))
                 statement, parens = "", 0
             elif char == "}":
-                if blocks:
-                    blocks.pop()
+                closed = blocks.pop() if blocks else False
                 statement, parens = "", 0
             elif char == ";" and parens == 0:
                 statement = ""
@@ -57,7 +71,7 @@ def lines_inside_branches(lines: list[str], pattern: re.Pattern[str]) -> list[tu
                 statement += char
         statement += "\n"
         if counted:
-            hits.append((n, line))
+            hits.append((n, raw))
     return hits
 
 
@@ -98,7 +112,11 @@ class Ir(PassTraced):
     @property
     def counted(self) -> str:
         """What is counted, as a verdict says it."""
-        return f"/{self.pattern}/ inside a branch or loop" if self.inside else f"/{self.pattern}/"
+        return (
+            f"/{self.pattern}/ inside a branch or loop on the thread index"
+            if self.inside
+            else f"/{self.pattern}/"
+        )
 
     def traced(self) -> Traced:
         if self.inside:
