@@ -338,12 +338,11 @@ def extract(issue: UpstreamIssue) -> Evidence:
     )
     # A spelling in the wrong place, or one too many, is read only where no error is quoted and no
     # value stated (an "unexpected `X`" beside them is theirs); the title's first, then the texts'.
-    placed = [] if errors or stated else [stated_misplaced, stated_extra]
-    readers = [
-        (read, texts)
-        for texts in ([issue.title], [issue.title, *quoted])
-        for read in (stated_spelling, *placed[:1], stated_missing, *placed[1:])
-    ]
+    order = (
+        (stated_spelling, stated_missing) if errors or stated
+        else (stated_spelling, stated_misplaced, stated_missing, stated_extra)
+    )  # fmt: skip
+    readers = [(read, texts) for texts in ([issue.title], [issue.title, *quoted]) for read in order]
     spelling = next((found for read, texts in readers if (found := read(texts, framework))), None)
     # the reporter's run ended with output: values printed, or the generated code its paste prints
     shows_output = not errors and (
@@ -592,6 +591,11 @@ PLACEHOLDER = r"(?<![\w.])(?:X{1,3}|\.\.\.|…)(?![\w.])"
 WHAT_VARIES = rf"'[^']*'|\"[^\"]*\"|`[^`]*`|\d+|:\s|{PLACEHOLDER}"
 
 
+def longest_fixed_run(message: str) -> str:
+    """A message's longest run of words between what varies (quotes, numbers, clauses, stand-ins)."""
+    return max((p.strip() for p in re.split(WHAT_VARIES, message)), key=len, default="")
+
+
 def words_before_what_varies(message: str) -> str:
     """A message's words up to its first number, quote, bracket or stand-in (those vary by release
     and run)."""
@@ -621,16 +625,13 @@ def error_pattern(error: str | None) -> str | None:
             return rf"KeyError\W+['\"]{re.escape(key.group(2)[:60])}"
         words = words_before_what_varies(raised.group(2) or "")
         pattern = re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
-        if re.search(PLACEHOLDER, raised.group(2) or ""):  # a stand-in: the fixed words, or too little
-            phrases = [p.strip() for p in re.split(WHAT_VARIES, raised.group(2) or "")]
-            phrase = max(phrases, key=len, default="")
-            return rf"{re.escape(name)}.*{re.escape(phrase[:60])}" if len(phrase) >= 16 else re.escape(name)
         # Triton wraps frontend exceptions in a CompilationError that may show the message without
         # its class: the message's longest run of words outside quotes and numbers names it too.
         # A clause ending in ": " may be a condition the reporter left out (TVM's "Check failed:
         # (cond) is false: message"), so clauses are phrases of their own.
-        phrases = [p.strip() for p in re.split(WHAT_VARIES, raised.group(2) or "")]
-        phrase = max(phrases, key=len, default="")
+        phrase = longest_fixed_run(raised.group(2) or "")
+        if re.search(PLACEHOLDER, raised.group(2) or ""):  # a stand-in: the fixed words, or too little
+            return rf"{re.escape(name)}.*{re.escape(phrase[:60])}" if len(phrase) >= 16 else re.escape(name)
         return f"(?:{pattern}|{re.escape(phrase[:60])})" if len(phrase) >= 16 else pattern
     compiler = COMPILER_ERROR.match(error)
     text = compiler.group(1) if compiler else error
@@ -643,8 +644,7 @@ def error_pattern(error: str | None) -> str | None:
     # fixed words
     stand_in = re.search(PLACEHOLDER, text) is not None
     if len(words) < 8 or stand_in:
-        phrases = [p.strip() for p in re.split(WHAT_VARIES, text)]
-        longest = max(phrases, key=len, default="")
+        longest = longest_fixed_run(text)
         words = longest if len(longest) >= (16 if stand_in else 12) else "" if stand_in else words
     return re.escape(words[:60]) if words else None
 
@@ -691,7 +691,8 @@ def draft_manifest(issue: UpstreamIssue, evidence: Evidence, name: str) -> dict:
     upstream = {"repo": issue.repository, "issue": issue.url} | ({"fix": issue.fix} if issue.fix else {})
     spelling = evidence.spelling
     # the generated code the issue calls wrong: a FAIL wherever the compiled kernel has it; what it
-    # says is missing or misplaced: counted, its bound the newest release's count (`bound_by_newest`)
+    # says is missing, misplaced or one too many: counted, its bound the newest release's count
+    # (`bound_by_newest`)
     # min_count 0 counts and never FAILs, until the newest release's count bounds it
     counted = "min_count" if spelling and spelling.counted_against_newest else "max_count"
     where = {"inside": "branch_or_loop"} if spelling and spelling.misplaced else {}
@@ -1112,9 +1113,10 @@ COUNTED = re.compile(r"\[[^\]]+\] (\d+)")
 def bound_by_newest(
     locator: Locator, folder: Path, targets: list[str], releases: PackageReleases, spelling: StatedSpelling
 ) -> list[str]:
-    """For a spelling the issue says the generated code lacks (or has inside a branch or loop): its
-    count in the newest release's code (its fix in, the issue closed by it) becomes the `ir` check's
-    least count (or most), so that a release with fewer (more) shows the bug. Counted on the first
+    """For a spelling the issue says the generated code lacks (or has where it should not, inside a
+    branch or loop or at all): its count in the newest release's code (its fix in, the issue closed by
+    it) becomes the `ir` check's least count (or most), so that a release with fewer (more) shows the
+    bug. Counted on the first
     compile target alone (another target's code can count otherwise), which is the one target searched."""
     target = next((t for t in targets if locator.item_on(t) == "ir"), None)
     if target is None:

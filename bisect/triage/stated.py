@@ -333,10 +333,12 @@ def stated_missing(texts: list[str], framework: str = "triton") -> StatedSpellin
 
 # a spelling in one to three backticks (a title's ```__syncthreads()```)
 CODE_RUN = r"`{1,3}([^`\n]{2,120})`{1,3}"
+# the words that call a placement wrong of themselves ("Incorrect `X` placement")
+MISPLACED_WORDS = r"(?:incorrect|wrong|invalid|bad|improper|misplaced)"
 # "Incorrect `__syncthreads()` placement", "places `X` inside a vectorized loop where only some threads
 # run it": a spelling the generated code has inside a branch or loop, where not every thread reaches it
 MISPLACED = [
-    rf"\b(?:incorrect|wrong|invalid|bad|improper|misplaced)\s+{CODE_RUN}\s+(?:placement|position|insertion)",
+    rf"\b{MISPLACED_WORDS}\s+{CODE_RUN}\s+(?:placement|position|insertion)",
     rf"\b(?:incorrect|wrong|invalid|bad|improper)\s+(?:placement|position|insertion)\s+of\s+{ARTICLE}{CODE_RUN}",
     rf"\b(?:places?|placed|placing|puts?|inserts?|inserted|inserting|emits?|emitted|generates?|generated)\s+"
     rf"{ARTICLE}{CODE_RUN}\s+(?:inside|within|in)\s+(?:an?\s+|the\s+)?(?:[\w-]+\s+){{0,3}}?"
@@ -368,6 +370,14 @@ def sentence_around(text: str, start: int, end: int) -> tuple[str, str]:
     return before, after
 
 
+def stage_near(
+    text: str, found: re.Match[str], texts: list[str], framework: str, fallback: str | None
+) -> str | None:
+    """The stage named within 200 characters of `found`, else anywhere in `texts`, else `fallback`."""
+    around = text[max(0, found.start() - 200) : found.end() + 200]
+    return stage_named(around, framework) or stage_named(" ".join(texts), framework) or fallback
+
+
 def stated_misplaced(texts: list[str], framework: str = "triton") -> StatedSpelling | None:
     """The first spelling the texts say the generated code has in the wrong place (inside a branch
     or loop not every thread runs), at a stage whose blocks can be read (TileLang's CUDA source);
@@ -379,15 +389,13 @@ def stated_misplaced(texts: list[str], framework: str = "triton") -> StatedSpell
                 before, after = sentence_around(text, found.start(), found.end())
                 if NO_COMPLAINT.search(before):
                     continue  # what should be, or is not: no complaint
-                named = re.match(
-                    r"\W*(?:incorrect|wrong|invalid|bad|improper|misplaced)", found.group(0), re.I
-                )
+                named = re.match(rf"\W*{MISPLACED_WORDS}", found.group(0), re.I)
                 if not named and not COMPLAINT.search(before + found.group(0) + after):
                     continue  # a verb alone says only where it is
-                around = text[max(0, found.start() - 200) : found.end() + 200]
-                stage = stage_named(around, framework) or stage_named(" ".join(texts), framework)
-                if stage is None and framework == "tilelang":
-                    stage = "cuda_source"  # the one generated code a TileLang reporter reads
+                # TileLang's CUDA source: the one generated code a TileLang reporter reads
+                stage = stage_near(
+                    text, found, texts, framework, "cuda_source" if framework == "tilelang" else None
+                )
                 if stage in MISPLACED_STAGES and len(spelling) >= 3 and generated_looking(spelling):
                     said = " ".join(found.group(0).split())
                     return StatedSpelling(stage, spelling, "", said, misplaced=True)
@@ -430,15 +438,17 @@ def stated_extra(texts: list[str], framework: str = "triton") -> StatedSpelling 
         for pattern in EXTRA:
             for found in re.finditer(pattern, text, re.I):
                 spelling = next(g for g in found.groups() if g).strip()
-                around = text[max(0, found.start() - 200) : found.end() + 200]
-                stage = stage_named(around, framework) or stage_named(" ".join(texts), framework)
-                if stage is None and PTX_INSTRUCTION.match(spelling):
-                    stage = "ptx"
-                if stage is None and framework == "tilelang":
-                    stage = "cuda_source"
                 before, _ = sentence_around(text, found.start(), found.end())
                 if NO_COMPLAINT.search(before) or not BARRIER_LIKE.search(spelling):
                     continue
+                fallback = (
+                    "ptx"
+                    if PTX_INSTRUCTION.match(spelling)
+                    else "cuda_source"
+                    if framework == "tilelang"
+                    else None
+                )
+                stage = stage_near(text, found, texts, framework, fallback)
                 if stage and len(spelling) >= 3 and generated_looking(spelling):
                     return StatedSpelling(stage, spelling, "", " ".join(found.group(0).split()), extra=True)
     return None
