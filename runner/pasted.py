@@ -16,6 +16,7 @@ import contextlib
 import inspect
 import io
 import math
+import os
 import re
 import sys
 import traceback
@@ -184,9 +185,43 @@ def run_pasted(path: Path, device: str, complete: dict[str, Any] | None = None) 
     function it defines to run its kernel and never calls (the completion's entry). What it printed."""
     source = path.read_text()
     printed = Tee(sys.stdout)
-    with contextlib.redirect_stdout(printed):
+    interpreted = device == "cpu" and os.environ.get("TRITON_INTERPRET") == "1"
+    with contextlib.redirect_stdout(printed), interpreter_launches(interpreted) as launches:
         execute(path, on_cpu(source) if device == "cpu" else source, lambda ran: call_entry(ran, complete))
+    if launches == [0]:  # nothing ran in the interpreter: nothing was judged, never a PASS
+        raise CaseError(f"{path.name} ran to its end without launching a Triton kernel in the interpreter")
     return printed.getvalue()
+
+
+@contextlib.contextmanager
+def interpreter_launches(counted: bool) -> Any:
+    """How many grids Triton's interpreter ran while the code ran (`[n]`; `[]` where not counted:
+    off the CPU, or the interpreter not on). Every 3.x release runs a launch through its
+    GridExecutor."""
+    launches: list[int] = []
+    executor = None
+    if counted:
+        try:
+            from triton.runtime import interpreter
+
+            executor = interpreter.GridExecutor
+        except (ImportError, AttributeError):
+            executor = None
+    if executor is None:
+        yield launches
+        return
+    original = executor.__call__
+    launches.append(0)
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        launches[0] += 1
+        return original(self, *args, **kwargs)
+
+    executor.__call__ = counting
+    try:
+        yield launches
+    finally:
+        executor.__call__ = original
 
 
 def call_entry(ran: types.ModuleType, complete: dict[str, Any] | None) -> types.ModuleType:
