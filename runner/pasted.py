@@ -186,11 +186,36 @@ def run_pasted(path: Path, device: str, complete: dict[str, Any] | None = None) 
     source = path.read_text()
     printed = Tee(sys.stdout)
     interpreted = device == "cpu" and os.environ.get("TRITON_INTERPRET") == "1"
-    with contextlib.redirect_stdout(printed), interpreter_launches(interpreted) as launches:
+    counted = interpreted and defines_triton_kernel(source)
+    with contextlib.redirect_stdout(printed), interpreter_launches(counted) as launches:
         execute(path, on_cpu(source) if device == "cpu" else source, lambda ran: call_entry(ran, complete))
-    if launches == [0]:  # nothing ran in the interpreter: nothing was judged, never a PASS
+    if launches == [0]:  # its kernel never ran in the interpreter: nothing was judged, never a PASS
         raise CaseError(f"{path.name} ran to its end without launching a Triton kernel in the interpreter")
     return printed.getvalue()
+
+
+def defines_triton_kernel(source: str) -> bool:
+    """Whether the code defines a `@triton.jit` function (`@jit` imported from triton): only then is a
+    run that never launches one a run that judged nothing. Code that calls a compiler's Python API
+    and no kernel of its own is judged by what it printed or raised."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    jit_names = {"triton.jit"} | {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton"
+        for alias in node.names
+        if alias.name == "jit"
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for decorator in node.decorator_list:
+                called = decorator.func if isinstance(decorator, ast.Call) else decorator
+                if ast.unparse(called) in jit_names:
+                    return True
+    return False
 
 
 @contextlib.contextmanager

@@ -1714,6 +1714,24 @@ def test_a_function_that_runs_the_kernel_and_is_never_called_is_called_first(tmp
     done = subprocess.run([sys.executable, "-c", runs, str(pasted), "None"], env=env,
                           capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
     assert done.returncode != 0 and "without launching a Triton kernel in the interpreter" in done.stderr
+    # code with no @triton.jit of its own (a compiler's Python API called) is judged by what it printed
+    api_only = tmp_path / "api_only.py"
+    api_only.write_text("import triton\nimport numpy as np\nprint('sum', np.arange(4.0).sum())\n")
+    done = subprocess.run([sys.executable, "-c", runs, str(api_only), "None"], env=env,
+                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0 and "sum 6.0" in done.stdout, done.stdout + done.stderr
+
+
+def test_what_counts_as_the_code_defining_a_triton_kernel() -> None:
+    from kregress.pasted import defines_triton_kernel
+
+    assert defines_triton_kernel("import triton\n@triton.jit\ndef k(x): pass\n")
+    assert defines_triton_kernel("import triton\n@triton.jit(do_not_specialize=['n'])\ndef k(n): pass\n")
+    assert defines_triton_kernel("from triton import jit as J\n@J\ndef k(x): pass\n")
+    assert not defines_triton_kernel("import numba\n@numba.jit\ndef k(x): pass\n")
+    assert not defines_triton_kernel("from numba import jit\n@jit\ndef k(x): pass\n")
+    assert not defines_triton_kernel("import tinycc\nprint(tinycc.scale(1))\n")
+    assert not defines_triton_kernel("@triton.jit\ndef k(:\n")  # not Python: the run says so
 
 
 PARSED_NOT_LAUNCHED = """import triton
