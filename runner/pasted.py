@@ -202,13 +202,12 @@ def defines_triton_kernel(source: str) -> bool:
         tree = ast.parse(source)
     except SyntaxError:
         return False
-    jit_names = {"triton.jit"} | {
-        alias.asname or alias.name
-        for node in ast.walk(tree)
-        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton"
-        for alias in node.names
-        if alias.name == "jit"
-    }
+    jit_names = {"triton.jit"}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):  # `import triton as tr`: `@tr.jit`
+            jit_names |= {f"{a.asname}.jit" for a in node.names if a.name == "triton" and a.asname}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton":
+            jit_names |= {alias.asname or alias.name for alias in node.names if alias.name == "jit"}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for decorator in node.decorator_list:

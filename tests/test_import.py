@@ -1728,6 +1728,7 @@ def test_what_counts_as_the_code_defining_a_triton_kernel() -> None:
     assert defines_triton_kernel("import triton\n@triton.jit\ndef k(x): pass\n")
     assert defines_triton_kernel("import triton\n@triton.jit(do_not_specialize=['n'])\ndef k(n): pass\n")
     assert defines_triton_kernel("from triton import jit as J\n@J\ndef k(x): pass\n")
+    assert defines_triton_kernel("import triton as tr\n@tr.jit\ndef k(x): pass\n")
     assert not defines_triton_kernel("import numba\n@numba.jit\ndef k(x): pass\n")
     assert not defines_triton_kernel("from numba import jit\n@jit\ndef k(x): pass\n")
     assert not defines_triton_kernel("import tinycc\nprint(tinycc.scale(1))\n")
