@@ -208,13 +208,17 @@ def defines_triton_kernel(source: str) -> bool:
             jit_names |= {f"{a.asname}.jit" for a in node.names if a.name == "triton" and a.asname}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "triton":
             jit_names |= {alias.asname or alias.name for alias in node.names if alias.name == "jit"}
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for decorator in node.decorator_list:
-                called = decorator.func if isinstance(decorator, ast.Call) else decorator
-                if ast.unparse(called) in jit_names:
-                    return True
-    return False
+    return any(
+        ast.unparse(target) in jit_names
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+        for target in decorator_targets(node)
+    )
+
+
+def decorator_targets(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """What each decorator names, called or not (`@triton.jit(...)` and `@triton.jit` alike)."""
+    return [d.func if isinstance(d, ast.Call) else d for d in node.decorator_list]
 
 
 @contextlib.contextmanager

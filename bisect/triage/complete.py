@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kregress.pasted import SCALAR, bound_names
+from kregress.pasted import SCALAR, bound_names, decorator_targets
 
 # Calls whose first argument (or `pointer=` / `base=`) is a pointer expression.
 POINTER_CALLS = {
@@ -107,8 +107,7 @@ class Completion:
 def decorator_names(node: ast.FunctionDef) -> list[str]:
     """The last name of each decorator (`triton.jit` -> jit, `@T.prim_func` -> prim_func)."""
     names = []
-    for decorator in node.decorator_list:
-        target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    for target in decorator_targets(node):
         if isinstance(target, ast.Attribute):
             names.append(target.attr)
         elif isinstance(target, ast.Name):
