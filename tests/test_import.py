@@ -1877,6 +1877,58 @@ def test_a_spelling_said_missing_is_stated_with_its_stage() -> None:
     assert stated_missing(["the TTGIR is missing a barrier"]) is None  # no spelling known for that stage
 
 
+@pytest.mark.parametrize(
+    "said",
+    [
+        "There is no `__syncthreads()` between the write to shared memory and the read.",
+        "In the generated kernel, __syncthreads() is not inserted after the copy, so threads race.",
+        "The kernel source should have a __syncthreads() before reading B_shared, but it doesn't.",
+        "TileLang forgets to insert a `__syncthreads()` there.",
+        "A `__syncthreads()` is needed after the atomic add.",
+        "Missing __syncthreads in the generated code",
+        "The second loop reads A_shared without `__syncthreads()`.",
+    ],
+)
+def test_a_builtin_said_missing_in_a_reporters_words_is_counted_in_the_cuda_source(said: str) -> None:
+    """How reporters say a barrier is missing: a bare CUDA builtin, "no X between", "forgets to
+    insert", "should have X, but": each counted in TileLang's CUDA source. Before, only "missing
+    `X`", "`X` is missing", "lacks `X`" and "does not emit `X`" were read, and these stopped at locate."""
+    from kregress.bisect.triage.stated import stated_missing
+
+    found = stated_missing([said], "tilelang")
+    assert found is not None and found.stage == "cuda_source" and found.right.startswith("__syncthreads")
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I ran it without `TRITON_INTERPRET=1` and the PTX is fine.",  # no spelling of the generated code
+        "The fix inserts a `__syncthreads()` that was missing.",  # said of the fix
+        "With the fix the generated code no longer lacks `__syncthreads()`.",
+        "Missing `T.copy` in the loop",  # the kernel language's own, never in the generated code
+    ],
+)
+def test_what_names_no_missing_spelling_of_the_generated_code_is_not_read_so(said: str) -> None:
+    from kregress.bisect.triage.stated import stated_missing
+
+    assert stated_missing([said], "triton" if "PTX" in said else "tilelang") is None
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "No sync is inserted between the two loops in the generated CUDA source.",
+        "TileLang does not insert any barrier between the stores and the loads in the generated code.",
+        "The lowering forgets to insert a sync in the kernel source.",
+    ],
+)
+def test_a_barrier_said_missing_in_words_is_counted_by_its_spellings(said: str) -> None:
+    from kregress.bisect.triage.stated import stated_missing
+
+    found = stated_missing([said], "tilelang")
+    assert found is not None and found.pattern is not None and re.search(found.pattern, "__syncthreads();")
+
+
 def test_the_least_count_is_the_newest_releases_and_none_there_stops(tmp_path: Path) -> None:
     import tomli_w
 

@@ -337,9 +337,10 @@ def extract(issue: UpstreamIssue) -> Evidence:
         outputs_with_prose
     )
     # A spelling in the wrong place, or one too many, is read only where no error is quoted and no
-    # value stated (an "unexpected `X`" beside them is theirs); the title's first, then the texts'.
+    # value stated (an "unexpected `X`" beside them is theirs), and a missing one there only in plain
+    # words ("missing `X`", not a passing "without X"); the title's first, then the texts'.
     order = (
-        (stated_spelling, stated_missing) if errors or stated
+        (stated_spelling, functools.partial(stated_missing, plain_forms_only=True)) if errors or stated
         else (stated_spelling, stated_misplaced, stated_missing, stated_extra)
     )  # fmt: skip
     readers = [(read, texts) for texts in ([issue.title], [issue.title, *quoted]) for read in order]

@@ -161,6 +161,9 @@ def stated_by_outputs_of(blocks: list[tuple[str, str]]) -> StatedValues | None:
 
 
 CODE = r"`([^`\n]{2,120})`"
+# a spelling in one to three backticks (a title's ```__syncthreads()```)
+CODE_RUN = r"`{1,3}([^`\n]{2,120})`{1,3}"
+BARE_SPELLING = r"(__[A-Za-z]\w*(?:\(\))?)"  # a CUDA builtin written without backticks
 ARTICLE = r"(?:an?\s+|the\s+)?"
 EMITS = (
     r"(?:emits?|emitted|emitting|generates?|generated|generating|uses?|used|produces?|produced|"
@@ -281,21 +284,44 @@ def stated_spelling(texts: list[str], framework: str = "triton") -> StatedSpelli
 
 
 # "Missing `__syncthreads()` after `AtomicAdd`", "`fence.proxy.async` is missing", "lacks a `bar.sync`",
-# "does not emit `X`": a spelling the generated code should have and does not
+# "does not emit `X`", "no __syncthreads() between the write and the read", "forgets to insert `X`",
+# "should have a `X` here, but it does not", "`X` is needed after the copy": a spelling the generated
+# code should have and does not, in backticks or a CUDA builtin written bare
+MISSED = rf"(?:{CODE_RUN}|{BARE_SPELLING})"
+# what the sentence says before a missing spelling when it speaks of the fix or of no bug
+NOT_MISSED = re.compile(r"\b(?:the\s+fix|fixed|no\s+longer|correctly|as\s+expected|never\s+needs?)\b", re.I)
+# each with whether any spelling in backticks is read so, or only one that reads as generated code
+# ("runs without `TRITON_INTERPRET=1`" names no spelling of the generated code)
 MISSING = [
-    rf"\bmissing\s+{ARTICLE}{CODE}",
-    rf"{CODE}\s+(?:is|are)\s+(?:missing|never\s+(?:emitted|generated|inserted)|not\s+(?:emitted|generated|"
-    rf"inserted))",
-    rf"\b(?:lacks?|lacking|omits?|omitted|drops?|dropped)\s+{ARTICLE}{CODE}",
-    rf"\b(?:does|did)\s+not\s+(?:emit|generate|insert|contain)\s+{ARTICLE}{CODE}",
-]
+    (rf"\bmissing\s+{ARTICLE}{MISSED}", True),
+    (rf"{MISSED}\s+(?:is|are|was|were|gets|got)\s+(?:missing|absent|never\s+(?:emitted|generated|inserted|added)|"
+     rf"not\s+(?:emitted|generated|inserted|added|placed|present))", True),
+    (rf"\b(?:lacks?|lacking|omits?|omitted|drops?|dropped)\s+{ARTICLE}{MISSED}", True),
+    (rf"\b(?:does|did|do)\s*n[o']t\s+(?:emit|generate|insert|contain|have|add)\s+{ARTICLE}(?:any\s+)?"
+     rf"{MISSED}", True),
+    (rf"\bwithout\s+{ARTICLE}(?:any\s+)?{MISSED}", False),
+    (rf"\bno\s+{MISSED}\s+(?:is\s+|was\s+)?(?:between|after|before|inserted|emitted|generated|added|at\s+all)\b",
+     False),
+    (rf"\b(?:forgets?|forgot|forgotten|fails?|failed|neglects?)\s+to\s+(?:insert|emit|generate|add|place)\s+"
+     rf"{ARTICLE}{MISSED}", False),
+    (rf"\b(?:should|must|needs?\s+to|ought\s+to)\s+(?:have|contain|insert|emit|generate|add)\s+{ARTICLE}{MISSED}"
+     rf"[^.\n]{{0,80}}?\b(?:but|however)\b[^.\n]{{0,40}}?(?:\bnot\b|n't\b|\bno\b|\bmissing\b|\blacks?\b)",
+     False),
+    (rf"\b(?:an?\s+|the\s+){MISSED}\s+(?:is|are)\s+(?:needed|required|necessary)\b", False),
+]  # fmt: skip
 
 
 # "is missing a required synchronization", "without a barrier": what is missing said in words. A
 # barrier has spellings of its own at the stages it is read at, and those are counted.
+BARRIER_WORDS = (
+    r"(?:(?:required|necessary|needed|proper)\s+)?(?:thread\s+|block\s+)?(?:synchroni[sz]ation|barrier|sync)"
+)
 MISSING_BARRIER = re.compile(
-    r"\b(?:missing|lacks?|lacking|without|omits?|omitted)\s+(?:an?\s+|the\s+|any\s+)?"
-    r"(?:(?:required|necessary|needed|proper)\s+)?(?:thread\s+|block\s+)?(?:synchroni[sz]ation|barrier|sync)\b",
+    rf"\b(?:missing|lacks?|lacking|without|omits?|omitted)\s+(?:an?\s+|the\s+|any\s+)?{BARRIER_WORDS}\b"
+    # "no sync is inserted between the loops", "does not insert any barrier", "forgets to insert a sync"
+    rf"|\bno\s+{BARRIER_WORDS}\s+(?:is\s+|was\s+)?(?:inserted|emitted|generated|added|between|after|before)\b"
+    rf"|\b(?:(?:does|did)\s*n[o']t|never|forgets?\s+to|forgot\s+to|fails?\s+to)\s+(?:insert|emit|generate|add)\s+"
+    rf"(?:an?\s+|the\s+|any\s+)?{BARRIER_WORDS}\b",
     re.I,
 )
 BARRIER_SPELLINGS = {
@@ -304,19 +330,31 @@ BARRIER_SPELLINGS = {
 }
 
 
-def stated_missing(texts: list[str], framework: str = "triton") -> StatedSpelling | None:
+def stated_missing(
+    texts: list[str], framework: str = "triton", *, plain_forms_only: bool = False
+) -> StatedSpelling | None:
     """The first spelling the texts say the generated code lacks, with the stage named in its
     sentence, else in that text; None without one. Where it is missing from (after what, in which
     branch) is the text's to say: the draft counts it, and fewer than a release that has the fix
-    is the bug."""
+    is the bug. `plain_forms_only` (where an error is quoted or a value stated, which are the bug's):
+    only "missing `X`", "`X` is missing", "lacks `X`", "does not emit `X`", never a passing "without X"."""
     for text in texts:
-        for pattern in MISSING:
+        for pattern, any_spelling in MISSING:
+            if plain_forms_only and not any_spelling:
+                continue
             for found in re.finditer(pattern, text, re.I):
-                spelling = found.group(1).strip()
+                spelling = next(g for g in found.groups() if g).strip()
+                if not (any_spelling or generated_looking(spelling)):
+                    continue
+                before, _ = sentence_around(text, found.start(), found.end())
+                if NOT_MISSED.search(before):
+                    continue  # "the fix inserts", "no longer": said of the fix, not of the bug
                 around = text[max(0, found.start() - 200) : found.end() + 100]
                 stage = stage_named(around, framework) or stage_named(text, framework)
                 if stage is None and PTX_INSTRUCTION.match(spelling):
                     stage = "ptx"
+                if stage is None and framework == "tilelang" and generated_looking(spelling):
+                    stage = "cuda_source"  # the one generated code a TileLang reporter reads
                 if stage and len(spelling) >= 3:
                     return StatedSpelling(stage, "", spelling, " ".join(found.group(0).split()), missing=True)
     for text in texts:
@@ -331,8 +369,6 @@ def stated_missing(texts: list[str], framework: str = "triton") -> StatedSpellin
     return None
 
 
-# a spelling in one to three backticks (a title's ```__syncthreads()```)
-CODE_RUN = r"`{1,3}([^`\n]{2,120})`{1,3}"
 # the words that call a placement wrong of themselves ("Incorrect `X` placement")
 MISPLACED_WORDS = r"(?:incorrect|wrong|invalid|bad|improper|misplaced)"
 # "Incorrect `__syncthreads()` placement", "places `X` inside a vectorized loop where only some threads
@@ -405,7 +441,6 @@ def stated_misplaced(texts: list[str], framework: str = "triton") -> StatedSpell
 # "Unexpected CTA-wide __syncthreads() inserted", "a redundant `bar.sync`", "`X` is unnecessary",
 # "should not emit `X`": a spelling the generated code has and should not, its count after the fix
 # (the newest release's) the most
-BARE_SPELLING = r"(__[A-Za-z]\w*(?:\(\))?)"  # a CUDA builtin written without backticks
 # what may stand between the word and the spelling: its scope ("CTA-wide", "block-level", "warp")
 SCOPE_WORDS = r"(?:(?:\w+-[\w-]+|cta|block|thread|warp|full|global|shared|second|additional)\s+){0,2}"
 EXTRA_WORDS = r"(?:unexpected|unnecessary|redundant|extra|spurious|superfluous|useless|unneeded)"
