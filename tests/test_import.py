@@ -343,6 +343,18 @@ def test_the_error_pattern_keeps_the_class_and_the_words_before_what_varies() ->
         "different value"
     )
     assert pattern and re.search(pattern, said)
+    # A failed check with its condition: the condition (or the message) names it, across the classes
+    # TVM's releases raise it as; "InternalError: Check failed:" alone is any check of any pass.
+    pattern = error_pattern(
+        "tvm.error.InternalError: Check failed: (layout_map.count(buffer)) is false: Layout for C not found"
+    )
+    assert pattern and re.search(
+        pattern, "COMPILE_ERROR: [default] RuntimeError: Check failed: (layout_map.count(buffer)) is false: x"
+    )
+    assert not re.search(pattern, "COMPILE_ERROR: [default] InternalError: Check failed: (n > 0) is false: y")
+    # A heading over the lines that say what failed is no quote of its own.
+    assert error_pattern("tvm.error.InternalError: Traceback (most recent call last):") == "InternalError"
+    assert error_pattern("RuntimeError: Compilation error:") == "RuntimeError"
     # The missing attribute is the error: another object lacking another attribute is another bug.
     pattern = error_pattern("AttributeError: 'Tuple' object has no attribute 'id'")
     assert pattern and re.search(
@@ -1371,6 +1383,62 @@ CUT_FACTORY_ISSUE = {
     ),
 }
 
+# Two kernels compiled one after the other, the first one fine, the second refused by TileLang
+# before 0.1.7 (a row number loaded inside `T.Pipelined`, written here after tilelang#1210's kind of
+# report): "the plain one compiles, the pipelined one raises".
+SECOND_COMPILE_ISSUE = {
+    "title": "[BUG] T.Pipelined refuses a loop that loads its row number",
+    "created_at": "2025-11-08T00:00:00Z",
+    "labels": ["bug"],
+    "body": "\n".join(
+        [
+            "Same loop, `T.serial` compiles, `T.Pipelined` does not:",
+            "",
+            "```python",
+            "import tilelang",
+            "import tilelang.language as T",
+            "",
+            "",
+            "@tilelang.jit",
+            "def serial_gather(steps: int):",
+            "    @T.prim_func",
+            '    def main(Table: T.Tensor((4, 4), "float32"), Rows: T.Tensor((steps,), "int32")):',
+            "        with T.Kernel(steps, threads=1):",
+            '            row = T.alloc_shared((4,), "float32")',
+            "            for step in T.serial(steps):",
+            "                T.copy(Table[Rows[step], :], row)",
+            "",
+            "    return main",
+            "",
+            "",
+            "@tilelang.jit",
+            "def pipelined_gather(steps: int):",
+            "    @T.prim_func",
+            '    def main(Table: T.Tensor((4, 4), "float32"), Rows: T.Tensor((steps,), "int32")):',
+            "        with T.Kernel(steps, threads=1):",
+            '            row = T.alloc_shared((4,), "float32")',
+            '            staged = T.alloc_shared((4,), "float32")',
+            "            for step in T.Pipelined(steps, num_stages=1):",
+            "                picked = Rows[step]",
+            "                T.copy(Table[picked, :], row)",
+            "                T.clear(staged)",
+            "",
+            "    return main",
+            "",
+            "",
+            "serial_gather(4)  # compiles",
+            "pipelined_gather(4)  # raises",
+            "```",
+            "",
+            "```",
+            "ValueError: Check failed: undefined.size() == 0 : In PrimFunc main variables [step] are used, "
+            "but are not passed in as API arguments",
+            "```",
+        ]
+    ),
+}
+
+
 FACTORY_NEVER_CALLED = {**SELECT_ISSUE, "body": SELECT_ISSUE["body"].replace(
     "@tilelang.jit\ndef make():", "def make(N):").replace("\nmake()\n", "\n")}  # fmt: skip
 
@@ -1851,6 +1919,18 @@ def test_a_spelling_placed_inside_a_branch_is_counted_there_against_the_newest(t
     (draft,) = (tmp_path / "corpus").glob("*_draft")
     ir = next(e for e in tomllib.loads((draft / "case.toml").read_text())["expect"] if e["name"] == "ir")
     assert (ir["inside"], ir["max_count"]) == ("branch_or_loop", 0) and "min_count" not in ir
+
+
+@pytest.mark.slow
+def test_a_later_compile_call_the_code_makes_before_using_a_kernel_is_judged_too(tmp_path: Path) -> None:
+    """The first kernel compiles in every release; the second, compiled next, is the bug. Before,
+    only the first compile call was captured: every release compiled it, and the import stopped at
+    locate with the quoted error shown nowhere."""
+    url = "https://github.com/tile-ai/tilelang/issues/1210"
+    code, said = import_saved(tmp_path, url, SECOND_COMPILE_ISSUE, "--target", "cuda:sm_80")
+    assert code == 0, said
+    assert "1 of 2 configs did not compile | [call 2]" in said
+    assert "first fixed tilelang==0.1.7" in said and "verify: PROVEN" in said
 
 
 def test_a_spelling_said_missing_is_stated_with_its_stage() -> None:

@@ -603,6 +603,34 @@ def words_before_what_varies(message: str) -> str:
     return re.split(rf"[\d'\"`(\[{{<]|{PLACEHOLDER}", message, maxsplit=1)[0].strip()
 
 
+# TVM's failed check, as its releases print it: "Check failed: (cond) is false: message" (or
+# "Check failed: cond : message"); its exception's class changes between releases (InternalError,
+# RuntimeError, TypeError, ValueError as tvm_ffi maps it).
+TVM_CHECK = re.compile(r"^\s*Check failed:\s*(?P<cond>\(.+?\)) is false(?::\s*(?P<said>.*))?$|"
+                       r"^\s*Check failed:\s*(?P<bare>[^:]+?)\s+:\s+(?P<said2>.*)$", re.S)  # fmt: skip
+
+
+# A message that only heads the lines below it, which say what failed: old TVM's "InternalError:
+# Traceback (most recent call last):" over C++ frames, "RuntimeError: Compilation error:" over nvcc's
+# lines. Any error of its kind starts so.
+HEADING_ONLY = re.compile(
+    r"\s*(?:Traceback \(most recent call last\)|Compilation error|Compile error)\s*:?\s*", re.I
+)
+
+
+def tvm_check(message: str) -> str | None:
+    """A failed TVM check's pattern: its condition, which names the check (the words "Check failed:"
+    and the class name any failed check of any pass shares), or its message's longest fixed run."""
+    found = TVM_CHECK.match(message)
+    if found is None:
+        return None
+    condition = (found["cond"] or found["bare"]).strip()
+    said = longest_fixed_run(found["said"] or found["said2"] or "")
+    pieces = [r"\s*".join(re.escape(part) for part in condition.split())] if len(condition) >= 8 else []
+    pieces += [re.escape(said[:60])] if len(said) >= 16 else []
+    return f"(?:{'|'.join(pieces)})" if pieces else None
+
+
 def error_pattern(error: str | None) -> str | None:
     """What a judged message must contain to be the quoted error: its exception class and, where it
     has one, the words of its message up to the first number or quote (those vary by release); or,
@@ -624,6 +652,12 @@ def error_pattern(error: str | None) -> str | None:
         key = re.fullmatch(r"\s*(['\"])([^'\"]{8,})\1\s*", raised.group(2) or "")
         if name == "KeyError" and key:  # the key as a KeyError shows it, quoted: a bare name is in any source
             return rf"KeyError\W+['\"]{re.escape(key.group(2)[:60])}"
+        if checked := tvm_check(raised.group(2) or ""):
+            return checked
+        if HEADING_ONLY.fullmatch(
+            raised.group(2) or ""
+        ):  # its lines below say what failed, or the paste lost them
+            return re.escape(name)
         words = words_before_what_varies(raised.group(2) or "")
         pattern = re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
         # Triton wraps frontend exceptions in a CompilationError that may show the message without
@@ -1368,7 +1402,7 @@ def run_import(args: argparse.Namespace, summary: Summary) -> ExitCode:
     # would match any failure of that class: it is no quote.
     bare = [error for found, error in quoted.items() if re.fullmatch(r"\w+", found)]
     quoted = {found: error for found, error in quoted.items() if not re.fullmatch(r"\w+", found)}
-    if bare:
+    if bare and not quoted:  # beside another quote, a heading it was under ("InternalError: Traceback")
         summary.add(f"extract: too little of {' | '.join(bare)} is quoted to tell it from another error of "
                     "its class: taken as no quote")  # fmt: skip
     patterns = list(quoted)
