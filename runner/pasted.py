@@ -472,7 +472,23 @@ def arguments_of_source(src: Any) -> dict[str, Any]:
     return values
 
 
+class CapturedCompile:
+    """What a captured TileLang compile hands back to the code: any use of it ends the capture (the
+    kernels compiled until then are judged), so that a later compile call the code makes first
+    ("this one compiles, this one raises") is judged too."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise Launched(None, (), {})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise Launched(None, args, kwargs)
+
+    def __getitem__(self, key: Any) -> Any:
+        raise Launched(None, (), {})
+
+
 def capture_first_tilelang_compile(path: Path, complete: dict[str, Any] | None = None) -> Any:
+    """The first prim_func the code compiles, with those it compiles after it before it uses any."""
     import importlib
 
     import tilelang
@@ -480,9 +496,25 @@ def capture_first_tilelang_compile(path: Path, complete: dict[str, Any] | None =
     from kregress.case import TileLangKernel
 
     module = importlib.import_module("tilelang.jit")  # `tilelang.jit` itself is the decorator
+    captured: list[TileLangKernel] = []
 
     def stop(func: Any = None, *args: Any, **kwargs: Any) -> Any:
-        raise Launched(func, args, kwargs)
+        configs = dict(kwargs.get("pass_configs") or {})
+        captured.append(TileLangKernel(lambda: func, pass_configs=configs))
+        return CapturedCompile()
+
+    def captured_kernels() -> Any:
+        first, *later = captured
+        return TileLangKernel(first.build, first.pass_configs, tuple(later))
+
+    def fails_to_build(failure: BaseException) -> TileLangKernel:
+        def build() -> Any:
+            raise failure
+
+        return TileLangKernel(build)
+
+    def own_failure_after(ran: Any, exc: BaseException) -> Any:
+        return completed_after_own_failure(path, ran, complete, exc, completed_tilelang_kernel)
 
     originals = (tilelang.compile, module.compile)
     tilelang.compile = module.compile = stop  # JITImpl.compile looks the module's up when called
@@ -492,32 +524,32 @@ def capture_first_tilelang_compile(path: Path, complete: dict[str, Any] | None =
             # the tensors it makes on the CPU (the compile is captured before any reaches a GPU); a
             # "cuda" that names TileLang's target stays
             on_cpu(path.read_text(), every_string=False),
-            lambda ran: completed_tilelang_kernel(path, call_entry(ran, complete), complete),
-            lambda ran, exc: completed_after_own_failure(path, ran, complete, exc, completed_tilelang_kernel),
+            lambda ran: (
+                None if captured else completed_tilelang_kernel(path, call_entry(ran, complete), complete)
+            ),
+            lambda ran, exc: None if captured else own_failure_after(ran, exc),
         )
         if built is not None:
             return TileLangKernel(lambda: built)
-    except Launched as launched:
-        func, kwargs = launched.kernel, launched.kwargs
+    except Launched:
+        pass  # a compiled kernel used: the ones compiled until then are judged
     except CaseError:
-        raise
+        if not captured:
+            raise
     except Exception as exc:
         if not raised_in_packages(exc, TILELANG_PACKAGES):
-            raise
-        # The frontend failed while building the kernel, before handing it to compile (an eager
-        # `@tilelang.jit` builds its prim_func when called): the compiler's failure, judged where
-        # the compile is, as a kernel whose build raises it.
-        failure = exc
-
-        def fails_to_build() -> Any:
-            raise failure
-
-        return TileLangKernel(fails_to_build)
-    else:
-        raise CaseError(f"{path.name} ran to its end without compiling a TileLang kernel")
+            if not captured:
+                raise
+        else:
+            # The frontend failed while building a kernel, before handing it to compile (an eager
+            # `@tilelang.jit` builds its prim_func when called): the compiler's failure, judged where
+            # the compile is, as a kernel whose build raises it.
+            captured.append(fails_to_build(exc))
     finally:
         tilelang.compile, module.compile = originals
-    return TileLangKernel(lambda: func, pass_configs=dict(kwargs.get("pass_configs") or {}))
+    if not captured:
+        raise CaseError(f"{path.name} ran to its end without compiling a TileLang kernel")
+    return captured_kernels()
 
 
 # TileLang's own Python, the TVM it builds on and TVM's FFI (where C++ errors surface).

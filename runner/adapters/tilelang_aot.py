@@ -191,9 +191,20 @@ def tir_pass_dumps(tilelang: Any, path: Path) -> Iterator[None]:
 def compile_kernel(
     kernel: Any, target_spec: dict[str, Any], out_dir: Path, trace_passes: bool = False
 ) -> list[ConfigResult]:
+    """The kernel compiled, and each later compile call of a reporter's code as a config of its own
+    (`call 2`, …: "this one compiles, this one raises")."""
+    results = compile_one(kernel, target_spec, out_dir, trace_passes, "default", 0)
+    for index, later in enumerate(getattr(kernel, "later", ()), start=1):
+        results += compile_one(later, target_spec, out_dir, False, f"call {index + 1}", index)
+    return results
+
+
+def compile_one(
+    kernel: Any, target_spec: dict[str, Any], out_dir: Path, trace_passes: bool, label: str, index: int
+) -> list[ConfigResult]:
     import tilelang
 
-    result = ConfigResult(label="default")
+    result = ConfigResult(label=label)
     started = time.perf_counter()
     arch = target_spec["arch"]
     target = cuda_target(tilelang, arch)
@@ -221,19 +232,19 @@ def compile_kernel(
         result.error_type, result.message = type(exc).__name__, message[-4000:]
         if source is not None:
             result.code = stage_digests({"cuda_source": source})
-            (out_dir / "config0.cuda_source").write_text(source)
-            result.ir["cuda_source"] = "config0.cuda_source"
+            (out_dir / f"config{index}.cuda_source").write_text(source)
+            result.ir["cuda_source"] = f"config{index}.cuda_source"
         result.seconds = time.perf_counter() - started
         return [result]
-    (out_dir / "config0.cuda_source").write_text(source)
-    result.ir["cuda_source"] = "config0.cuda_source"
+    (out_dir / f"config{index}.cuda_source").write_text(source)
+    result.ir["cuda_source"] = f"config{index}.cuda_source"
     result.artifacts = {"binary_kind": "cubin", "arch": arch}
     get_ptx = getattr(compiled, "_get_ptx", None)  # absent in some releases: then no resource figures
     ptx = kept_ptx(get_ptx, tilelang.__version__, kernel, source, arch) if get_ptx is not None else None
     result.code = stage_digests({"cuda_source": source, "ptx": ptx})
     if ptx is not None:
-        (out_dir / "config0.ptx").write_text(ptx)
-        result.ir["ptx"] = "config0.ptx"
+        (out_dir / f"config{index}.ptx").write_text(ptx)
+        result.ir["ptx"] = f"config{index}.ptx"
         try:
             result.metrics = ptxas_figures(ptxas_for_toolkit(), ptx, arch)
         except Exception as exc:  # reading the figures failed: never blame the compiler for it

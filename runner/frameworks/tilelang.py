@@ -16,6 +16,9 @@ class TileLangKernel:
 
     build: Callable[[], Any]
     pass_configs: Mapping[str, Any] = field(default_factory=dict)
+    # a reporter's code compiling more than one kernel before it uses any ("this one compiles, this
+    # one raises"): the later ones, each compiled as a config of its own
+    later: tuple[TileLangKernel, ...] = ()
 
 
 EXPECT = """\
