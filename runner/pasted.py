@@ -88,9 +88,10 @@ def execute(
     # (a pytest child's, which it refuses with SystemExit before the kernel is reached)
     argv, sys.argv = sys.argv, [str(path)]
     try:
-        exec(code, module.__dict__)  # the point: run the reporter's code
-        if then is not None:  # what follows the run, with the module still standing in for __main__
-            return then(module)
+        with absent_stood_in(source):
+            exec(code, module.__dict__)  # the point: run the reporter's code
+            if then is not None:  # what follows the run, with the module still standing in for __main__
+                return then(module)
     except Exception as exc:
         own = fails_in_own_code(path, exc)
         if not isinstance(exc, Launched):
@@ -115,6 +116,104 @@ def execute(
     return module
 
 
+class AbsentName:
+    """What the code takes from a module not installed here: any use raises the ModuleNotFoundError
+    its import would have raised."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self._module, self._name = module, name
+
+    def _absent(self) -> ModuleNotFoundError:
+        return ModuleNotFoundError(
+            f"No module named '{self._module}' (the code uses {self._name} from it; not installed here)",
+            name=self._module,
+        )
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        raise self._absent()
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise self._absent()
+
+
+class AbsentModule(types.ModuleType):
+    """A module the code imports that is not installed here (a reference implementation's package,
+    a plotting library): the import stands, as a triager comments it out, so that a kernel the code
+    compiles before it uses the module is still judged; a run that uses it fails as the import would
+    have (never the compiler's: kregress.bisect.triage.importer.missing_module)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.__path__: list[str] = []  # a package: its submodules stand in too
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return AbsentName(self.__name__, name)
+
+
+class AbsentModules:
+    """The meta path finder that answers, after every real one, for the modules `absent` names."""
+
+    def __init__(self, absent: set[str]) -> None:
+        self.absent = absent
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        import importlib.machinery
+
+        if fullname.split(".")[0] not in self.absent:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
+
+    def create_module(self, spec: Any) -> types.ModuleType:
+        return AbsentModule(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
+def absent_imports(tree: ast.AST) -> set[str]:
+    """The top-level packages the code imports outside a `try` (one inside asks whether it is there)
+    that are not installed here."""
+    import importlib.util
+
+    tried: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try):
+            tried.update(id(inner) for statement in node.body for inner in ast.walk(statement))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in tried:
+            continue
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return {name for name in names if name not in sys.modules and importlib.util.find_spec(name) is None}
+
+
+@contextlib.contextmanager
+def absent_stood_in(source: str) -> Any:
+    """While the code runs, its imports of packages not installed here stand (AbsentModule)."""
+    try:
+        absent = absent_imports(ast.parse(source))
+    except SyntaxError:
+        absent = set()
+    if not absent:
+        yield
+        return
+    finder = AbsentModules(absent)
+    sys.meta_path.append(finder)
+    try:
+        yield
+    finally:
+        sys.meta_path.remove(finder)
+        for name in [n for n in sys.modules if n.split(".")[0] in absent]:
+            del sys.modules[name]
+
+
 def bound_names(tree: ast.AST) -> set[str]:
     """Every name the code binds anywhere: assigned, defined, imported, a parameter."""
     bound: set[str] = set()
@@ -132,10 +231,19 @@ def bound_names(tree: ast.AST) -> set[str]:
     return bound
 
 
+def frames_to(exc: BaseException) -> list[traceback.FrameSummary]:
+    """The frames down to where it was raised, less a stand-in's of this module (AbsentName): the
+    line that used it is where it failed."""
+    frames = list(traceback.extract_tb(exc.__traceback__))
+    while frames and frames[-1].filename == __file__:
+        frames.pop()
+    return frames
+
+
 def fails_in_own_code(path: Path, exc: BaseException) -> bool:
     """Raised by a line of the paste itself (`kernel.get_kernel_source()` on what the release's
     factory returned), not inside the compiler it calls."""
-    frames = traceback.extract_tb(exc.__traceback__)
+    frames = frames_to(exc)
     if frames and frames[-1].filename == str(path):
         return True
     # an attribute the paste's own line asks of an object, refused inside the compiler by that
@@ -162,7 +270,7 @@ def own_error(path: Path, exc: BaseException) -> str:
     if isinstance(exc, SyntaxError):
         line, text = exc.lineno, (exc.text or "").rstrip()
     else:
-        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        frame = (frames_to(exc) or traceback.extract_tb(exc.__traceback__))[-1]
         line, text = frame.lineno, frame.line or ""
     shown = f"\n    {text.strip()}" if text else ""
     return f"{path.name}'s own code fails at {path}:{line}: {type(exc).__name__}: {exc}{shown}"

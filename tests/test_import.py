@@ -1439,6 +1439,15 @@ SECOND_COMPILE_ISSUE = {
 }
 
 
+# The same, its reference taken from a package this machine lacks, used only after the compiles.
+ABSENT_REFERENCE_ISSUE = {
+    **SECOND_COMPILE_ISSUE,
+    "body": SECOND_COMPILE_ISSUE["body"]
+    .replace("import tilelang\n", "import tilelang\nfrom flash_attn import flash_attn_func\n", 1)
+    .replace("pipelined_gather(4)  # raises", "out = pipelined_gather(4)  # raises\nflash_attn_func(out)"),
+}
+
+
 FACTORY_NEVER_CALLED = {**SELECT_ISSUE, "body": SELECT_ISSUE["body"].replace(
     "@tilelang.jit\ndef make():", "def make(N):").replace("\nmake()\n", "\n")}  # fmt: skip
 
@@ -1930,6 +1939,38 @@ def test_a_later_compile_call_the_code_makes_before_using_a_kernel_is_judged_too
     code, said = import_saved(tmp_path, url, SECOND_COMPILE_ISSUE, "--target", "cuda:sm_80")
     assert code == 0, said
     assert "1 of 2 configs did not compile | [call 2]" in said
+    assert "first fixed tilelang==0.1.7" in said and "verify: PROVEN" in said
+
+
+def test_a_package_the_code_imports_and_this_machine_lacks_stands_until_the_code_uses_it(
+    tmp_path: Path,
+) -> None:
+    """A triager comments out the import of a package they lack: what runs before its first use
+    runs; the use fails as the import would have (ModuleNotFoundError: never the compiler's), at the
+    code's own line. An import inside a `try` asks whether it is there and is left alone."""
+    from kregress.pasted import execute, fails_in_own_code
+
+    paste = tmp_path / "pasted.py"
+    paste.write_text(
+        "import math\nimport plotting_package_absent as plt\nfrom reference_absent.ops import ref\n"
+        "try:\n    import optional_absent\n    HAS = True\nexcept ImportError:\n    HAS = False\n"
+        "ROOT = math.sqrt(4)\nref(ROOT)\n"
+    )
+    with pytest.raises(ModuleNotFoundError, match=r"No module named 'reference_absent\.ops'") as raised:
+        execute(paste, paste.read_text())
+    assert fails_in_own_code(paste, raised.value)
+    assert not [name for name in sys.modules if name.endswith("_absent")]  # taken out again
+    ran = execute(paste, paste.read_text().replace("ref(ROOT)\n", ""))
+    assert ran.ROOT == 2.0 and ran.HAS is False
+
+
+@pytest.mark.slow
+def test_a_kernel_compiled_before_the_code_uses_a_package_it_lacks_is_judged(tmp_path: Path) -> None:
+    """Before, the import of flash_attn failed the code's first lines in every release, and the
+    import stopped at locate: "the code imports flash_attn, which is not installed here"."""
+    url = "https://github.com/tile-ai/tilelang/issues/1210"
+    code, said = import_saved(tmp_path, url, ABSENT_REFERENCE_ISSUE, "--target", "cuda:sm_80")
+    assert code == 0, said
     assert "first fixed tilelang==0.1.7" in said and "verify: PROVEN" in said
 
 
