@@ -637,7 +637,7 @@ def capture_first_tilelang_compile(path: Path, complete: dict[str, Any] | None =
             ),
             lambda ran, exc: None if captured else own_failure_after(ran, exc),
         )
-        if built is not None:
+        if built is not None and not captured:  # a completion's jit factory compiles: captured then
             return TileLangKernel(lambda: built)
     except Launched:
         pass  # a compiled kernel used: the ones compiled until then are judged
