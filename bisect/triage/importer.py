@@ -654,9 +654,8 @@ def error_pattern(error: str | None) -> str | None:
             return rf"KeyError\W+['\"]{re.escape(key.group(2)[:60])}"
         if checked := tvm_check(raised.group(2) or ""):
             return checked
-        if HEADING_ONLY.fullmatch(
-            raised.group(2) or ""
-        ):  # its lines below say what failed, or the paste lost them
+        # a heading: its lines below say what failed, or the paste lost them
+        if HEADING_ONLY.fullmatch(raised.group(2) or ""):
             return re.escape(name)
         words = words_before_what_varies(raised.group(2) or "")
         pattern = re.escape(name) + (r".*" + re.escape(words[:60]) if len(words) >= 8 else "")
