@@ -528,6 +528,11 @@ HERE = {
 def test_the_targets_the_issue_names_are_tried_first() -> None:
     assert targets_to_try(issue("fails on MI300X"), HERE, "triton")[0] == "hip:gfx942"
     assert targets_to_try(issue("x", labels=("H100",)), HERE, "triton")[0] == "cuda:sm_90"
+    # Hopper and Ampere parts sold under other names (H20, GH200; A800, A40, RTX 3090)
+    for said in ("crashes on H20", "GH200 superchip"):
+        assert targets_to_try(issue(said), HERE, "triton")[0] == "cuda:sm_90", said
+    for said in ("wrong on A800", "an A40 box", "my RTX 3090"):
+        assert targets_to_try(issue(said), HERE, "triton")[0] == "cuda:sm_80", said
     intel = targets_to_try(issue("x", repository="intel/intel-xpu-backend-for-triton"), HERE, "triton")
     assert intel[:2] == ["xpu:pvc", "xpu:dg2"]
     every = ["cpu:interpreter", "cuda:sm_90", "cuda:sm_80", "hip:gfx942", "xpu:pvc", "xpu:dg2"]

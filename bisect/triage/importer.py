@@ -122,8 +122,8 @@ WORDS = {  # what in an issue's text or labels points at a target, a generation'
     "hip:gfx942": r"\b(amd|rocm|hip|mi300\w*|mi250|gfx9\d\d|cdna)\b",
     "xpu:pvc": r"\b(xpu|intel|pvc|ponte vecchio|max 1[15]\d0)\b",
     "xpu:dg2": r"\b(dg2|arc|a770|a750)\b",
-    "cuda:sm_90": r"\b(h100|h200|h800|hopper|sm_?90a?|wgmma|tma)\b",
-    "cuda:sm_80": r"\b(a100|a10g?|a6000|ampere|sm_?8[06])\b",
+    "cuda:sm_90": r"\b(h100|h200|h800|h20|gh200|hopper|sm_?90a?|wgmma|tma)\b",
+    "cuda:sm_80": r"\b(a100|a800|a10g?|a30|a40|a6000|rtx ?30[5-9]0\w*|ampere|sm_?8[06])\b",
     "cuda:sm_89": r"\b(sm_?89|ada|l4|l40s?|rtx ?40[5-9]0|4090|4080)\b",
     "cpu:interpreter": r"\b(interpret(er)?|triton_interpret)\b",
 }
