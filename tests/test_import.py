@@ -1499,6 +1499,25 @@ def test_a_tilelang_factorys_buffer_sizes_are_implied_its_dtypes_never() -> None
     assert steered is not None and "M" in steered.missing
 
 
+def test_a_size_the_factory_computes_from_a_parameter_makes_the_parameter_a_size() -> None:
+    """`aligned = (n + 31) // 32 * 32` sizing a fragment: `n` is a size as much as `aligned` (the
+    draft was an ERROR "no value for n" at every release); one compared after it steers."""
+    from kregress.bisect.triage.complete import completion_for
+
+    code = (
+        "import tilelang\nimport tilelang.language as T\n\n\n@tilelang.jit\n"
+        "def gate(n: int):\n    threads = 32\n    aligned = (n + threads - 1) // threads * threads\n\n"
+        "    @T.prim_func\n    def main():\n        with T.Kernel(1, threads=threads) as pid:\n"
+        "            f = T.alloc_fragment((aligned,), T.int32)\n            T.fill(f, 0)\n"
+        "    return main\n"
+    )
+    completion = completion_for(code, "tilelang")
+    assert completion is not None and completion.implied == ("n",) and not completion.missing
+    assert completion.values == {"n": 64}
+    steered = completion_for(code.replace("    return main", "    assert n > 4\n    return main"), "tilelang")
+    assert steered is not None and steered.missing == ("n",)
+
+
 def test_a_fence_in_a_sentence_is_inline_code_never_a_block() -> None:
     """ "places ```__syncthreads()``` inside a loop": GitHub opens a block only at a line's start; read
     as a fence, it swallowed the kernel's real one and the issue held no code."""

@@ -551,7 +551,21 @@ def tile_sizes(node: ast.FunctionDef) -> set[str]:
             shapes.append(ast.Tuple(elts=offsets))
     sized = {n.id for shape in shapes if isinstance(shape, ast.Tuple | ast.List)
              for n in ast.walk(shape) if isinstance(n, ast.Name)}  # fmt: skip
-    return sized - compared_names(node) - elsewhere
+    return sizes_through_assignments(node, sized) - compared_names(node) - elsewhere
+
+
+def sizes_through_assignments(node: ast.FunctionDef, sized: set[str]) -> set[str]:
+    """`sized` and the names a size is computed from in the factory's own body (`aligned = (n + 31)
+    // 32 * 32`, then `T.alloc_fragment((aligned,), ...)`: `n` sizes the buffer as much)."""
+    assigned = [(t.id, a.value) for a in walk_scope_of(node) if isinstance(a, ast.Assign)
+                for t in a.targets if isinstance(t, ast.Name)]  # fmt: skip
+    grown = set(sized)
+    while True:
+        more = {n.id for name, value in assigned if name in grown for n in ast.walk(value)
+                if isinstance(n, ast.Name)} - grown  # fmt: skip
+        if not more:
+            return grown
+        grown |= more
 
 
 def tilelang_completion(tree: ast.Module) -> Completion | None:
