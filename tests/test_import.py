@@ -2435,6 +2435,63 @@ class JudgedAlready(Locator):
         return point
 
 
+class JudgedPerTarget(JudgedAlready):
+    """Points given per target and release ("cuda:sm_90 c==0.4")."""
+
+    def judge(self, target: str, release: str) -> Point:
+        outcome, message = self.outcomes[f"{target} {release}"]
+        point = Point(target, release, outcome, message, "COMPILE_ERROR" if outcome == Outcome.FAIL else None)
+        self.summary.judged.append(point)
+        return point
+
+
+class ReleasesGiven:
+    """The releases of each target, as PackageReleases gives them (the index read already)."""
+
+    def __init__(self, versions: list[str]) -> None:
+        self.versions = versions
+
+    def of(self, target: str) -> list[str]:
+        return self.versions
+
+    def package_of(self, target: str) -> str:
+        return "c"
+
+
+def test_a_missing_spelling_is_counted_on_the_first_target_whose_newest_release_has_it(
+    tmp_path: Path,
+) -> None:
+    """sm_90's code (warp-specialized, TMA) can lack a barrier that sm_80's has after the fix: the
+    draft stopped at "has no /X/ either" on the first target; the next target counts it instead."""
+    import tomli_w
+
+    from kregress.bisect.triage.importer import ImportStopped, bound_by_newest
+    from kregress.bisect.triage.stated import StatedSpelling
+
+    folder = tmp_path / "d"
+    folder.mkdir()
+    ir = {"name": "ir", "kind": "ir", "kernel": "pasted_kernel", "stage": "cuda_source",
+          "pattern": r"__syncthreads\(\)", "min_count": 0}  # fmt: skip
+    (folder / "case.toml").write_text(tomli_w.dumps({"expect": [ir]}))
+    none = (Outcome.PASS, r"/__syncthreads\(\)/ in cuda_source: [default] 0 (bound ≥ 0)")
+    two = (Outcome.PASS, r"/__syncthreads\(\)/ in cuda_source: [default] 2 (bound ≥ 0)")
+    spelling = StatedSpelling("cuda_source", "", "__syncthreads()", "said", missing=True)
+    targets = ["cuda:sm_90", "cuda:sm_80", "cpu:interpreter"]
+    outcomes = {"cuda:sm_90 c==0.4": none, "cuda:sm_80 c==0.4": two}
+    locator = JudgedPerTarget(outcomes, [])
+    locator.compile_item = "ir"
+    found = bound_by_newest(locator, folder, targets, ReleasesGiven(["c==0.3", "c==0.4"]), spelling)  # type: ignore[arg-type]
+    assert found == ["cuda:sm_80"]
+    assert tomllib.loads((folder / "case.toml").read_text())["expect"][0]["min_count"] == 2
+    assert any(
+        "on cuda:sm_90, the newest release's cuda_source has no" in line for line in locator.summary.steps
+    )
+    nowhere = JudgedPerTarget({**outcomes, "cuda:sm_80 c==0.4": none}, [])
+    nowhere.compile_item = "ir"
+    with pytest.raises(ImportStopped, match=r"has no .* either"):
+        bound_by_newest(nowhere, folder, targets, ReleasesGiven(["c==0.4"]), spelling)  # type: ignore[arg-type]
+
+
 def test_past_a_release_that_cannot_tell_the_next_releases_are_tried_up_to_the_reporters() -> None:
     from kregress.bisect.triage.importer import next_release_showing
 

@@ -1150,20 +1150,29 @@ def bound_by_newest(
     """For a spelling the issue says the generated code lacks (or has where it should not, inside a
     branch or loop or at all): its count in the newest release's code (its fix in, the issue closed by
     it) becomes the `ir` check's least count (or most), so that a release with fewer (more) shows the
-    bug. Counted on the first
-    compile target alone (another target's code can count otherwise), which is the one target searched."""
-    target = next((t for t in targets if locator.item_on(t) == "ir"), None)
-    if target is None:
+    bug. Counted on one compile target alone (another target's code can count otherwise), which is
+    the one target searched: the first whose newest release counts it, in the order the issue's words
+    give (sm_90's code lowers through other passes than sm_80's, and its fix may be on one alone)."""
+    compiled = [t for t in targets if locator.item_on(t) == "ir"]
+    if not compiled:
         raise ImportStopped("locate", f"the issue says the generated code {spelling.has()}, and no target "
                             "here compiles the code to read it", ExitCode.NO_REPRO)  # fmt: skip
-    versions = releases.of(target)
-    if not versions:
-        raise ImportStopped("locate", f"no release of {releases.package_of(target)} to count the spelling in",
-                            ExitCode.NO_REPRO)  # fmt: skip
-    count_bound_at(
-        locator, folder, target, versions[-1], "max_count" if spelling.fewer_after_the_fix else "min_count"
-    )
-    return [target]
+    bound = "max_count" if spelling.fewer_after_the_fix else "min_count"
+    stopped: ImportStopped | None = None
+    for target in compiled:
+        versions = releases.of(target)
+        if not versions:
+            continue
+        try:
+            count_bound_at(locator, folder, target, versions[-1], bound)
+            return [target]
+        except ImportStopped as exc:
+            stopped = exc
+            locator.summary.add(f"locate: on {target}, {exc.why}")
+    if stopped is None:
+        package = releases.package_of(compiled[0])
+        raise ImportStopped("locate", f"no release of {package} to count the spelling in", ExitCode.NO_REPRO)
+    raise stopped
 
 
 def count_bound_at(locator: Locator, folder: Path, target: str, newest: str, bound: str) -> None:
