@@ -1476,7 +1476,7 @@ def test_a_kernel_never_launched_is_completed_with_what_its_body_and_the_paste_i
     assert steered is not None and steered.missing == ("BLOCK",) and "no value for BLOCK" in steered.said()
 
 
-def test_a_tilelang_factorys_buffer_sizes_are_implied_its_dtypes_never() -> None:
+def test_a_tilelang_factorys_buffer_sizes_are_implied_its_dtypes_only_as_the_paste_names_one() -> None:
     from kregress.bisect.triage.complete import completion_for
 
     code = (
@@ -1492,9 +1492,18 @@ def test_a_tilelang_factorys_buffer_sizes_are_implied_its_dtypes_never() -> None
     )
     completion = completion_for(code, "tilelang")
     assert completion is not None and completion.implied == ("M", "N", "block_M")
-    assert completion.missing == ("dtype",)  # a dtype is never implied
+    assert completion.missing == ("dtype",)  # the paste names no dtype: none is made up
     assert completion.values == {"threads": 128, "M": 64, "N": 64, "block_M": 64}
     assert "M, N, block_M as 64: sizes of its buffers, grid or loops" in completion.said()
+    # The paste's own code names a dtype (its cut call's tensors, another default): the buffers'
+    # dtype it gives none is that one, as a triager completes the call (before: an ERROR "no value
+    # for dtype" at every release)
+    named = "x = torch.zeros(8, dtype=torch.bfloat16)\ny = torch.ones(8, dtype=torch.bfloat16)\n"
+    typed = completion_for(code + named + "z = T.float16\n", "tilelang")
+    assert typed is not None and typed.typed == ("dtype",) and not typed.missing
+    assert typed.values["dtype"] == "bfloat16"
+    assert "dtype as 'bfloat16': its buffers' dtype, the one the paste's code names most" in typed.said()
+    assert "dtype='bfloat16'" in typed.said()
     steered = completion_for(code.replace("    return main", "    assert M > 4\n    return main"), "tilelang")
     assert steered is not None and "M" in steered.missing
 

@@ -47,6 +47,9 @@ class Completion:
     entry: str | None = None  # a function that runs the kernel, never called: called first
     implied: tuple[str, ...] = ()  # sizes the code gives no value for: BLOCK_SIZE_IMPLIED / TILE_SIZE_IMPLIED
     defaulted: tuple[str, ...] = ()  # parameters left at a default that is no literal (`T.float16`)
+    typed: tuple[
+        str, ...
+    ] = ()  # TileLang: buffers' dtypes the code gives no value for, given the one it names
 
     def as_data(self) -> dict[str, Any]:
         return {"framework": self.framework, "function": self.function, "values": self.values,
@@ -63,7 +66,9 @@ class Completion:
         return f"{first}; if it runs none, {kernel}"
 
     def kernel_said(self) -> str:
-        given = ", ".join(f"{k}={v!r}" for k, v in self.values.items() if k not in self.implied)
+        given = ", ".join(
+            f"{k}={v!r}" for k, v in self.values.items() if k not in self.implied and k not in self.typed
+        )
         lacking = (
             f"; no value for {', '.join(self.missing)} (the draft's kernel is an ERROR saying so)"
             if self.missing
@@ -98,6 +103,12 @@ class Completion:
             if self.implied
             else ""
         )
+        if self.typed:
+            dtype = self.values[self.typed[0]]
+            given = ", ".join([given, *(f"{name}={dtype!r}" for name in self.typed)] if given else
+                              [f"{name}={dtype!r}" for name in self.typed])  # fmt: skip
+            sized += (f" ({', '.join(self.typed)} as {dtype!r}: its buffers' dtype, the one the paste's "
+                      "code names most, where it gives it none)")  # fmt: skip
         return (
             f"`{self.function}` is a kernel factory: called with "
             f"{given or 'no arguments'}{unread}{sized} and what it returns compiled{lacking}"
@@ -568,6 +579,54 @@ def sizes_through_assignments(node: ast.FunctionDef, sized: set[str]) -> set[str
         grown |= more
 
 
+# A dtype as TileLang takes it, from how a paste spells one (`"float16"`, `T.bfloat16`, `torch.half`)
+DTYPE_SPELLINGS = {
+    **{name: name for name in ("float16", "bfloat16", "float32", "float64", "float8_e4m3", "float8_e5m2",
+                               "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")},
+    "float": "float32", "half": "float16", "double": "float64", "float8_e4m3fn": "float8_e4m3",
+}  # fmt: skip
+
+
+def dtype_spelled(node: ast.AST) -> str | None:
+    """The dtype a literal or an attribute of `T`, `tl`/`tilelang.language` or `torch` spells."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return DTYPE_SPELLINGS.get(node.value)
+    if isinstance(node, ast.Attribute) and ast.unparse(node.value) in ("T", "torch", "tilelang.language"):
+        return DTYPE_SPELLINGS.get(node.attr)
+    return None
+
+
+def dtype_named_most(tree: ast.Module) -> str | None:
+    """The dtype the paste's code names most (the first named, between equals), None where it names none."""
+    named = [d for n in ast.walk(tree) if (d := dtype_spelled(n))]
+    if not named:
+        return None
+    counts = {d: named.count(d) for d in named}
+    return max(counts, key=lambda d: (counts[d], -named.index(d)))
+
+
+def buffer_dtypes(node: ast.FunctionDef) -> set[str]:
+    """The names a TileLang factory types its buffers with (`T.Tensor((M, K), dtype)`,
+    `T.alloc_fragment(shape, accum_dtype)`, `T.Tensor[(M,), dtype]`, `T.alloc_var(dtype)`), never
+    compared: what a triager gives the dtype the issue is about."""
+    typed: list[ast.AST] = []
+    for part in ast.walk(node):
+        if isinstance(part, ast.Call):
+            name = call_name(part.func)
+            if name in BUFFER_CALLS:
+                typed += [*part.args[1:2], *(k.value for k in part.keywords if k.arg == "dtype")]
+            elif name in ("alloc_var", "alloc_barrier_var"):
+                typed += [*part.args[:1], *(k.value for k in part.keywords if k.arg == "dtype")]
+        elif (
+            isinstance(part, ast.Subscript)
+            and call_name(part.value) in BUFFER_CALLS
+            and isinstance(part.slice, ast.Tuple)
+            and len(part.slice.elts) > 1
+        ):
+            typed.append(part.slice.elts[1])
+    return {n.id for n in typed if isinstance(n, ast.Name)} - compared_names(node)
+
+
 def tilelang_completion(tree: ast.Module) -> Completion | None:
     """The kernel to compile: a top-level @T.prim_func, or a factory (a function holding one, or
     decorated @tilelang.jit), one no other function of the paste uses first."""
@@ -593,9 +652,13 @@ def tilelang_completion(tree: ast.Module) -> Completion | None:
     defaulted = defaulted_parameters(node, names, values)
     implied, missing = implied_sizes(missing, tile_sizes(node))
     values |= dict.fromkeys(implied, TILE_SIZE_IMPLIED)
+    named = dtype_named_most(tree)
+    typed = tuple(n for n in missing if n in buffer_dtypes(node)) if named else ()
+    values |= dict.fromkeys(typed, named)
+    missing = [n for n in missing if n not in typed]
     return Completion(
         "tilelang", node.name, values, missing=tuple(missing), unread=tuple(unread), entry=entry,
-        implied=implied, defaulted=defaulted,
+        implied=implied, defaulted=defaulted, typed=typed,
     )  # fmt: skip
 
 
