@@ -2083,16 +2083,23 @@ def test_a_barrier_said_missing_in_words_is_counted_by_its_spellings(said: str) 
     assert found is not None and found.pattern is not None and re.search(found.pattern, "__syncthreads();")
 
 
-def test_the_least_count_is_the_newest_releases_and_none_there_stops(tmp_path: Path) -> None:
+def draft_counting_barriers(tmp_path: Path) -> Path:
+    """A draft folder whose case.toml counts `__syncthreads()` in the CUDA source (least count 0)."""
     import tomli_w
-
-    from kregress.bisect.triage.importer import ImportStopped, count_bound_at
 
     folder = tmp_path / "d"
     folder.mkdir()
     ir = {"name": "ir", "kind": "ir", "kernel": "pasted_kernel", "stage": "cuda_source",
           "pattern": r"__syncthreads\(\)", "min_count": 0}  # fmt: skip
     (folder / "case.toml").write_text(tomli_w.dumps({"expect": [ir]}))
+    return folder
+
+
+def test_the_least_count_is_the_newest_releases_and_none_there_stops(tmp_path: Path) -> None:
+
+    from kregress.bisect.triage.importer import ImportStopped, count_bound_at
+
+    folder = draft_counting_barriers(tmp_path)
     counted = (Outcome.PASS, r"/__syncthreads\(\)/ in cuda_source: [default] 2 (bound ≥ 0)")
     locator = JudgedAlready({"c==0.4": counted}, [])
     count_bound_at(locator, folder, "cuda:sm_90", "c==0.4", "min_count")
@@ -2472,16 +2479,11 @@ def test_a_missing_spelling_is_counted_on_the_first_target_whose_newest_release_
 ) -> None:
     """sm_90's code (warp-specialized, TMA) can lack a barrier that sm_80's has after the fix: the
     draft stopped at "has no /X/ either" on the first target; the next target counts it instead."""
-    import tomli_w
 
     from kregress.bisect.triage.importer import ImportStopped, bound_by_newest
     from kregress.bisect.triage.stated import StatedSpelling
 
-    folder = tmp_path / "d"
-    folder.mkdir()
-    ir = {"name": "ir", "kind": "ir", "kernel": "pasted_kernel", "stage": "cuda_source",
-          "pattern": r"__syncthreads\(\)", "min_count": 0}  # fmt: skip
-    (folder / "case.toml").write_text(tomli_w.dumps({"expect": [ir]}))
+    folder = draft_counting_barriers(tmp_path)
     none = (Outcome.PASS, r"/__syncthreads\(\)/ in cuda_source: [default] 0 (bound ≥ 0)")
     two = (Outcome.PASS, r"/__syncthreads\(\)/ in cuda_source: [default] 2 (bound ≥ 0)")
     spelling = StatedSpelling("cuda_source", "", "__syncthreads()", "said", missing=True)
