@@ -1502,8 +1502,17 @@ def test_a_tilelang_factorys_buffer_sizes_are_implied_its_dtypes_only_as_the_pas
     typed = completion_for(code + named + "z = T.float16\n", "tilelang")
     assert typed is not None and typed.typed == ("dtype",) and not typed.missing
     assert typed.values["dtype"] == "bfloat16"
-    assert "dtype as 'bfloat16': its buffers' dtype, the one the paste's code names most" in typed.said()
+    assert "dtype: dtypes of its buffers, which the paste gives no value for" in typed.said()
     assert "dtype='bfloat16'" in typed.said()
+    # an accumulator's dtype is float32; a dtype the code compares, or hands on as a keyword, steers
+    accum = code.replace("dtype, threads=128", "dtype, accum_dtype, threads=128").replace(
+        "s = T.alloc_shared((block_M, N), dtype)", "s = T.alloc_shared((block_M, N), dtype)\n"
+        "            f = T.alloc_fragment((block_M,), accum_dtype)"
+    )  # fmt: skip
+    both = completion_for(accum + named, "tilelang")
+    assert both is not None and both.values["accum_dtype"] == "float32" and both.values["dtype"] == "bfloat16"
+    compared = code.replace("    return main", "    assert dtype != 'float8'\n    return main")
+    assert completion_for(compared + named, "tilelang").missing == ("dtype",)  # type: ignore[union-attr]
     steered = completion_for(code.replace("    return main", "    assert M > 4\n    return main"), "tilelang")
     assert steered is not None and "M" in steered.missing
 
@@ -1525,6 +1534,18 @@ def test_a_size_the_factory_computes_from_a_parameter_makes_the_parameter_a_size
     assert completion.values == {"n": 64}
     steered = completion_for(code.replace("    return main", "    assert n > 4\n    return main"), "tilelang")
     assert steered is not None and steered.missing == ("n",)
+    # only arithmetic makes a size: a flag choosing between sizes, and a dtype whose width a call
+    # reads, steer it and stay missing (never called with 64)
+    chosen = code.replace("def gate(n: int):", "def gate(n: int, wide):").replace(
+        "aligned = (n + threads - 1) // threads * threads", "aligned = n * 2 if wide else n"
+    )  # fmt: skip
+    flagged = completion_for(chosen, "tilelang")
+    assert flagged is not None and flagged.implied == ("n",) and flagged.missing == ("wide",)
+    widths = code.replace("def gate(n: int):", "def gate(n: int, dtype):").replace(
+        "aligned = (n + threads - 1) // threads * threads", "aligned = n * T.DataType(dtype).bits // 8"
+    )  # fmt: skip
+    width = completion_for(widths, "tilelang")
+    assert width is not None and width.implied == ("n",) and width.missing == ("dtype",)
 
 
 def test_a_fence_in_a_sentence_is_inline_code_never_a_block() -> None:
@@ -2088,7 +2109,7 @@ def draft_counting_barriers(tmp_path: Path) -> Path:
     import tomli_w
 
     folder = tmp_path / "d"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     ir = {"name": "ir", "kind": "ir", "kernel": "pasted_kernel", "stage": "cuda_source",
           "pattern": r"__syncthreads\(\)", "min_count": 0}  # fmt: skip
     (folder / "case.toml").write_text(tomli_w.dumps({"expect": [ir]}))
@@ -2497,10 +2518,13 @@ def test_a_missing_spelling_is_counted_on_the_first_target_whose_newest_release_
     assert any(
         "on cuda:sm_90, the newest release's cuda_source has no" in line for line in locator.summary.steps
     )
+    assert locator.summary.judged == []  # both judged under the draft's bound of 0: neither kept
+    fresh = draft_counting_barriers(tmp_path / "nowhere")
     nowhere = JudgedPerTarget({**outcomes, "cuda:sm_80 c==0.4": none}, [])
     nowhere.compile_item = "ir"
-    with pytest.raises(ImportStopped, match=r"has no .* either"):
-        bound_by_newest(nowhere, folder, targets, ReleasesGiven(["c==0.4"]), spelling)  # type: ignore[arg-type]
+    with pytest.raises(ImportStopped, match=r"on cuda:sm_90, .*has no .* either.*; on cuda:sm_80, .*either"):
+        bound_by_newest(nowhere, fresh, targets, ReleasesGiven(["c==0.4"]), spelling)  # type: ignore[arg-type]
+    assert "min_count = 0" in (fresh / "case.toml").read_text()  # left as it was
 
 
 def test_past_a_release_that_cannot_tell_the_next_releases_are_tried_up_to_the_reporters() -> None:

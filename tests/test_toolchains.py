@@ -275,9 +275,9 @@ def test_an_environment_that_brings_its_torch_borrows_only_what_the_child_needs(
 @pytest.mark.parametrize("version", ["3.0.0", "3.3.1"])
 def test_amd_targets_of_releases_that_link_externally_get_a_linker(tmp_path: Path, version: str) -> None:
     """Up to 3.4 a release links its AMD code object with ld.lld: the newest LLVM one here is handed
-    to it and reported, or, where the machine has none, the one kregress provisions from Debian's
-    packages (the skip this test had on such a machine hid that); pointed at none (3.3.1), the items
-    SKIP saying what to install."""
+    to it (and reported in the item's toolchain), or, where the machine has none, the one kregress
+    provisions from Debian's packages (the skip this test had on such a machine hid that); pointed
+    at none (3.3.1), the items SKIP saying what to install."""
     args = ("--target", "hip:gfx942", "--toolchain", f"triton=={version}", "-k", "compiles")
     (item,) = run_corpus(tmp_path / "found", "kinds/vector_add", args=args).document["items"]
     assert item["outcome"] == "PASS", item["message"]

@@ -47,9 +47,7 @@ class Completion:
     entry: str | None = None  # a function that runs the kernel, never called: called first
     implied: tuple[str, ...] = ()  # sizes the code gives no value for: BLOCK_SIZE_IMPLIED / TILE_SIZE_IMPLIED
     defaulted: tuple[str, ...] = ()  # parameters left at a default that is no literal (`T.float16`)
-    typed: tuple[
-        str, ...
-    ] = ()  # TileLang: buffers' dtypes the code gives no value for, given the one it names
+    typed: tuple[str, ...] = ()  # TileLang: buffer dtypes given none, given the one the code names most
 
     def as_data(self) -> dict[str, Any]:
         return {"framework": self.framework, "function": self.function, "values": self.values,
@@ -97,21 +95,20 @@ class Completion:
         )
         sizes = [f"{name}={TILE_SIZE_IMPLIED}" for name in self.implied]
         given = ", ".join([*(f"{name}=None" for name in self.unread), *([given] if given else []), *sizes])
-        sized = (
+        why = (
             f" ({', '.join(self.implied)} as {TILE_SIZE_IMPLIED}: sizes of its buffers, grid or loops, which "
             "the paste gives no value for)"
             if self.implied
             else ""
         )
         if self.typed:
-            dtype = self.values[self.typed[0]]
-            given = ", ".join([given, *(f"{name}={dtype!r}" for name in self.typed)] if given else
-                              [f"{name}={dtype!r}" for name in self.typed])  # fmt: skip
-            sized += (f" ({', '.join(self.typed)} as {dtype!r}: its buffers' dtype, the one the paste's "
-                      "code names most, where it gives it none)")  # fmt: skip
+            typed = [f"{name}={self.values[name]!r}" for name in self.typed]
+            given = ", ".join([given, *typed] if given else typed)
+            why += (f" ({', '.join(self.typed)}: dtypes of its buffers, which the paste gives no value for: "
+                    "the dtype its code names most, float32 for an accumulator)")  # fmt: skip
         return (
             f"`{self.function}` is a kernel factory: called with "
-            f"{given or 'no arguments'}{unread}{sized} and what it returns compiled{lacking}"
+            f"{given or 'no arguments'}{unread}{why} and what it returns compiled{lacking}"
         )
 
 
@@ -511,9 +508,11 @@ def block_sizes(node: ast.FunctionDef) -> set[str]:
 
 
 def compared_names(node: ast.AST) -> set[str]:
-    """The names the code compares: their values steer it, so none is a size alone."""
-    return {n.id for c in ast.walk(node) if isinstance(c, ast.Compare) for n in ast.walk(c)
-            if isinstance(n, ast.Name)}  # fmt: skip
+    """The names the code compares or tests for truth (`if flag:`, `a if flag else b`): their values
+    steer it, so none is a size alone."""
+    tests = [c for c in ast.walk(node) if isinstance(c, ast.Compare)]
+    tests += [c.test for c in ast.walk(node) if isinstance(c, ast.If | ast.IfExp | ast.While | ast.Assert)]
+    return {n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
 def implied_sizes(missing: list[str], sizes: set[str]) -> tuple[tuple[str, ...], list[str]]:
@@ -567,16 +566,36 @@ def tile_sizes(node: ast.FunctionDef) -> set[str]:
 
 def sizes_through_assignments(node: ast.FunctionDef, sized: set[str]) -> set[str]:
     """`sized` and the names a size is computed from in the factory's own body (`aligned = (n + 31)
-    // 32 * 32`, then `T.alloc_fragment((aligned,), ...)`: `n` sizes the buffer as much)."""
+    // 32 * 32`, then `T.alloc_fragment((aligned,), ...)`: `n` sizes the buffer as much), read
+    through arithmetic alone: a condition choosing between sizes, or what a call takes that is no
+    size function (`T.DataType(dtype).bits`), steers the size rather than being one."""
     assigned = [(t.id, a.value) for a in walk_scope_of(node) if isinstance(a, ast.Assign)
                 for t in a.targets if isinstance(t, ast.Name)]  # fmt: skip
     grown = set(sized)
     while True:
-        more = {n.id for name, value in assigned if name in grown for n in ast.walk(value)
-                if isinstance(n, ast.Name)} - grown  # fmt: skip
+        more = {n for name, value in assigned if name in grown for n in arithmetic_names(value)} - grown
         if not more:
             return grown
         grown |= more
+
+
+SIZE_FUNCTIONS = {"ceildiv", "cdiv", "max", "min", "int", "abs"}  # whose arguments are sizes as well
+
+
+def arithmetic_names(expression: ast.expr) -> set[str]:
+    """The names an expression computes its value from by arithmetic (`+ - * // %`, a size
+    function's arguments, either branch of a conditional), never a condition's or a call's other."""
+    if isinstance(expression, ast.Name):
+        return {expression.id}
+    if isinstance(expression, ast.BinOp):
+        return arithmetic_names(expression.left) | arithmetic_names(expression.right)
+    if isinstance(expression, ast.UnaryOp):
+        return arithmetic_names(expression.operand)
+    if isinstance(expression, ast.IfExp):
+        return arithmetic_names(expression.body) | arithmetic_names(expression.orelse)
+    if isinstance(expression, ast.Call) and call_name(expression.func) in SIZE_FUNCTIONS:
+        return {n for a in expression.args for n in arithmetic_names(a)}
+    return set()
 
 
 # A dtype as TileLang takes it, from how a paste spells one (`"float16"`, `T.bfloat16`, `torch.half`)
@@ -591,14 +610,20 @@ def dtype_spelled(node: ast.AST) -> str | None:
     """The dtype a literal or an attribute of `T`, `tl`/`tilelang.language` or `torch` spells."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return DTYPE_SPELLINGS.get(node.value)
-    if isinstance(node, ast.Attribute) and ast.unparse(node.value) in ("T", "torch", "tilelang.language"):
+    if isinstance(node, ast.Attribute) and ast.unparse(node.value) in (
+        "T",
+        "tl",
+        "torch",
+        "tilelang.language",
+    ):
         return DTYPE_SPELLINGS.get(node.attr)
     return None
 
 
 def dtype_named_most(tree: ast.Module) -> str | None:
     """The dtype the paste's code names most (the first named, between equals), None where it names none."""
-    named = [d for n in ast.walk(tree) if (d := dtype_spelled(n))]
+    spelled = [(n.lineno, n.col_offset, d) for n in ast.walk(tree) if (d := dtype_spelled(n))]
+    named = [d for *_, d in sorted(spelled)]  # in the order the code reads
     if not named:
         return None
     counts = {d: named.count(d) for d in named}
@@ -615,7 +640,7 @@ def buffer_dtypes(node: ast.FunctionDef) -> set[str]:
             name = call_name(part.func)
             if name in BUFFER_CALLS:
                 typed += [*part.args[1:2], *(k.value for k in part.keywords if k.arg == "dtype")]
-            elif name in ("alloc_var", "alloc_barrier_var"):
+            elif name == "alloc_var":
                 typed += [*part.args[:1], *(k.value for k in part.keywords if k.arg == "dtype")]
         elif (
             isinstance(part, ast.Subscript)
@@ -650,11 +675,13 @@ def tilelang_completion(tree: ast.Module) -> Completion | None:
     names = [a.arg for a in node.args.args if a.arg not in unread]
     values, missing = parameter_values(node, names, module_constants(tree), {})
     defaulted = defaulted_parameters(node, names, values)
-    implied, missing = implied_sizes(missing, tile_sizes(node))
+    dtypes = buffer_dtypes(node)
+    implied, missing = implied_sizes(missing, tile_sizes(node) - dtypes)
     values |= dict.fromkeys(implied, TILE_SIZE_IMPLIED)
     named = dtype_named_most(tree)
-    typed = tuple(n for n in missing if n in buffer_dtypes(node)) if named else ()
-    values |= dict.fromkeys(typed, named)
+    typed = tuple(n for n in missing if n in dtypes) if named else ()
+    # an accumulator's dtype is float32 whatever its operands' (TileLang's GEMMs accumulate so)
+    values |= {n: "float32" if "accum" in n else named for n in typed}
     missing = [n for n in missing if n not in typed]
     return Completion(
         "tilelang", node.name, values, missing=tuple(missing), unread=tuple(unread), entry=entry,

@@ -123,7 +123,7 @@ WORDS = {  # what in an issue's text or labels points at a target, a generation'
     "xpu:pvc": r"\b(xpu|intel|pvc|ponte vecchio|max 1[15]\d0)\b",
     "xpu:dg2": r"\b(dg2|arc|a770|a750)\b",
     "cuda:sm_90": r"\b(h100|h200|h800|h20|gh200|hopper|sm_?90a?|wgmma|tma)\b",
-    "cuda:sm_80": r"\b(a100|a800|a10g?|a30|a40|a6000|rtx ?30[5-9]0\w*|ampere|sm_?8[06])\b",
+    "cuda:sm_80": r"\b(a100|a800|a10g?|a30|a40|a6000|rtx ?30[5-9]0\w*|3090|3080|ampere|sm_?8[06])\b",
     "cuda:sm_89": r"\b(sm_?89|ada|l4|l40s?|rtx ?40[5-9]0|4090|4080)\b",
     "cpu:interpreter": r"\b(interpret(er)?|triton_interpret)\b",
 }
@@ -1158,27 +1158,28 @@ def bound_by_newest(
         raise ImportStopped("locate", f"the issue says the generated code {spelling.has()}, and no target "
                             "here compiles the code to read it", ExitCode.NO_REPRO)  # fmt: skip
     bound = "max_count" if spelling.fewer_after_the_fix else "min_count"
-    stopped: ImportStopped | None = None
+    tried: list[str] = []  # on each target that could not bound the count, why
     for target in compiled:
         versions = releases.of(target)
         if not versions:
+            tried.append(f"on {target}, no release of {releases.package_of(target)} to count the spelling in")
             continue
         try:
             count_bound_at(locator, folder, target, versions[-1], bound)
-            return [target]
         except ImportStopped as exc:
-            stopped = exc
-            locator.summary.add(f"locate: on {target}, {exc.why}")
-    if stopped is None:
-        package = releases.package_of(compiled[0])
-        raise ImportStopped("locate", f"no release of {package} to count the spelling in", ExitCode.NO_REPRO)
-    raise stopped
+            tried.append(f"on {target}, {exc.why}")
+            continue
+        for why in tried:
+            locator.summary.add(f"locate: {why}")
+        return [target]
+    raise ImportStopped("locate", "; ".join(tried), ExitCode.NO_REPRO)
 
 
 def count_bound_at(locator: Locator, folder: Path, target: str, newest: str, bound: str) -> None:
     """The draft's `ir` check's `bound` (min_count or max_count), set to the count at `newest` on
     `target`."""
     point = locator.judge(target, newest)
+    locator.summary.judged.remove(point)  # judged with the bound of 0: its key is another case's after
     counts = [int(n) for n in COUNTED.findall(point.message.split(":", 1)[-1])]
     manifest = read_toml(folder / "case.toml")
     ir = next(e for e in manifest["expect"] if e["name"] == "ir")
@@ -1193,7 +1194,6 @@ def count_bound_at(locator: Locator, folder: Path, target: str, newest: str, bou
     ir.pop("min_count", None)  # the draft's 0, which counted without failing
     ir[bound] = count
     (folder / "case.toml").write_text(tomli_w.dumps(manifest))
-    locator.summary.judged.remove(point)  # judged with the bound of 0: its key is another case's now
     shows = "fewer" if bound == "min_count" else "more"
     locator.summary.add(f"locate: {newest} has {count} of /{ir['pattern']}/ in its {ir['stage']} on "
                         f"{target}: {shows} shows the bug")  # fmt: skip
