@@ -22,14 +22,12 @@ from kregress.bisect.triage.importer import (
     Point,
     Summary,
     UpstreamIssue,
-    error_pattern,
     extract,
     missing_api,
     named_release,
-    quoted_error,
-    quoted_errors,
     targets_to_try,
 )
+from kregress.bisect.triage.quotes import error_pattern, quoted_error, quoted_errors
 from kregress.judge import Outcome
 
 REPO = "example/tinycc"
@@ -1556,7 +1554,7 @@ def test_a_fence_in_a_sentence_is_inline_code_never_a_block() -> None:
         "@T.prim_func\ndef k(a: T.Tensor[(4,), 'int32']):\n    with T.Kernel(1, threads=4):\n"
         "        a[0] = 1\n```\n"
     )
-    from kregress.bisect.triage.importer import code_blocks
+    from kregress.bisect.triage.quotes import code_blocks
 
     evidence = extract(issue(body))
     assert evidence.blocks == 1 and "@T.prim_func\ndef k(" in evidence.code
@@ -1584,7 +1582,7 @@ def test_a_prim_func_pasted_without_its_factory_has_its_free_sizes_bound() -> No
 
 
 def test_a_compiler_error_quoted_inline_in_a_sentence_ends_at_its_quote() -> None:
-    from kregress.bisect.triage.importer import quoted_errors
+    from kregress.bisect.triage.quotes import quoted_errors
 
     said = "It raises `error: Can't deduce copy extents from args`, the error is raised by `T.copy(x)`."
     assert quoted_errors(said) == ["error: Can't deduce copy extents from args"]
@@ -1622,7 +1620,7 @@ def test_a_factorys_grid_loop_and_tile_offset_sizes_are_implied_its_defaults_kep
 
 
 def test_an_error_quoted_inline_in_a_sentence_ends_at_its_quote() -> None:
-    from kregress.bisect.triage.importer import quoted_errors
+    from kregress.bisect.triage.quotes import quoted_errors
 
     said = "It throws `IndexError: Variable is not defined: bx] mismatched, the buffer is A`: unclear."
     assert quoted_errors(said) == ["IndexError: Variable is not defined: bx] mismatched, the buffer is A"]
@@ -2366,7 +2364,7 @@ def test_an_input_or_an_error_block_is_never_the_wrong_output() -> None:
 
 
 def test_the_prose_above_a_block_is_the_text_after_the_block_before_it() -> None:
-    from kregress.bisect.triage.importer import code_blocks
+    from kregress.bisect.triage.quotes import code_blocks
 
     text = "Run:\n\n```python\nprint(expected)\n```\n\nOutput:\n\n```\n[1]\n```\n\n    x = 1\n\nDone."
     blocks, _ = code_blocks(text)
