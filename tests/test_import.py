@@ -24,10 +24,10 @@ from kregress.bisect.triage.importer import (
     UpstreamIssue,
     extract,
     missing_api,
-    named_release,
     targets_to_try,
 )
 from kregress.bisect.triage.quotes import error_pattern, quoted_error, quoted_errors
+from kregress.bisect.triage.releases import named_release
 from kregress.judge import Outcome
 
 REPO = "example/tinycc"
@@ -2586,7 +2586,7 @@ def test_a_fix_behind_releases_that_all_fail_otherwise_is_never_no_release_witho
 
 
 def test_a_commit_build_of_a_release_is_told_from_the_release() -> None:
-    from kregress.bisect.triage.importer import release_mention
+    from kregress.bisect.triage.releases import release_mention
 
     triton = ["triton==3.4.0", "triton==3.5.0"]
     assert release_mention("Triton: 3.4.0+git1a2b3c4d", "triton", triton).commit_build
