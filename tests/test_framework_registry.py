@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -220,9 +219,11 @@ def test_a_refused_toolchain_is_refused_before_installing(tmp_path: Path) -> Non
 @pytest.mark.slow
 def test_an_nvfuser_line_resolves_for_python_312_with_its_torch(tmp_path: Path) -> None:
     """Resolved against PyPI for CPython 3.12 on Linux, without installing: the line and its torch."""
-    uv = shutil.which("uv")
+    from kregress.toolchains import uv_binary
+
+    uv = uv_binary()  # the one kregress builds environments with (.venv's, where PATH has none)
     if uv is None:
-        pytest.skip("uv is not on PATH")
+        pytest.skip("no uv on PATH nor beside this interpreter")
     toolchain = Toolchain.parse(NVFUSER)
     requirements = tmp_path / "requirements.in"
     requirements.write_text("\n".join([*toolchain.requirements, *toolchain.companions()]) + "\n")
