@@ -75,6 +75,22 @@ def test_a_markdown_backtick_left_in_a_line_is_removed_and_the_statement_kept() 
     assert 'print("`ok`")' in repaired.source
 
 
+def test_a_sentence_of_prose_left_inside_a_block_is_dropped_and_the_code_kept() -> None:
+    """A fence closed past the sentence after the code ("Compare with: replace the last loop by"),
+    or never closed: the sentence is the reporter's, not Python's. Without the repair the block did
+    not parse at all and its kernel was lost; a line of code that fails stays an error."""
+    script = "import triton\nimport triton.language as tl\nimport torch\n\n" + KERNEL
+    prose = script + "Compare with: replace the launch by a bigger grid\ndouble[(2,)](x, 64, BLOCK=64)\n"
+    repaired = repair([prose])
+    assert repaired.parses and "double[(2,)](x, 64, BLOCK=64)" in repaired.source
+    assert repaired.repairs == [
+        "line 13: the reporter's prose inside the code block ('Compare with: replace the launch by a bigger "
+        "grid'), dropped"
+    ]
+    for code in ("print x y\n", "Kernel(a b c)\n"):  # code that is broken, never a sentence
+        assert not any("prose" in said for said in repair([script + "x = 1\n" + code + "y = 2\n"]).repairs)
+
+
 def test_a_kernel_block_without_imports_or_language_is_taken_and_a_traceback_is_not() -> None:
     traceback = "Traceback (most recent call last):\n  x = tl.load(p)\nValueError: boom\n"
     body = f"```\n{KERNEL}```\n\n```\n{traceback}```\n"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import builtins
 import importlib.util
+import keyword
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -84,7 +85,10 @@ def repair_block(block: str) -> Repaired:
             ast.parse("\n".join(lines))
             break
         except SyntaxError as exc:
-            fixed = stray_indent(lines, exc) or stray_backticks(lines, exc) or cut_short(lines, exc)
+            fixed = (
+                stray_indent(lines, exc) or stray_backticks(lines, exc) or stray_prose(lines, exc)
+                or cut_short(lines, exc)
+            )  # fmt: skip
             if fixed is None:
                 break
             lines, said = fixed
@@ -157,6 +161,32 @@ def stray_backticks(lines: list[str], exc: SyntaxError) -> tuple[list[str], str]
     if not parses_past(repaired, exc.lineno):
         return None
     return repaired, f"line {exc.lineno}: {len(at)} stray backtick(s) removed (Markdown's, not Python's)"
+
+
+# A sentence: a capitalised word, then two or more words, maybe ending in ".", ":" or "?"
+# ("Control case: replace the second loop with:"); never a line Python could start with
+SENTENCE = re.compile(r"^[A-Z][a-z]+(?:[ ,;:]+[\w'`()./-]+){2,}[.:!?]?$")
+
+
+def stray_prose(lines: list[str], exc: SyntaxError) -> tuple[list[str], str] | None:
+    """A line of the reporter's prose inside the block (a fence never closed, or closed past the
+    sentence that follows the code): the line that does not parse reads as a sentence and is no
+    Python statement of its own. Dropped where the code then parses past it."""
+    if not exc.lineno or exc.lineno > len(lines):
+        return None
+    index = exc.lineno - 1
+    said = lines[index].strip()
+    if not SENTENCE.match(said) or keyword.iskeyword(said.split()[0].rstrip(":")):
+        return None
+    try:
+        ast.parse(said)
+        return None  # a statement of its own
+    except SyntaxError:
+        pass
+    repaired = [*lines[:index], *lines[index + 1 :]]
+    if not parses_past(repaired, index):
+        return None
+    return repaired, f"line {exc.lineno}: the reporter's prose inside the code block ({said[:60]!r}), dropped"
 
 
 def parses_past(lines: list[str], lineno: int) -> bool:
