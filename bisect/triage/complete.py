@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -623,11 +624,8 @@ def dtype_spelled(node: ast.AST) -> str | None:
 def dtype_named_most(tree: ast.Module) -> str | None:
     """The dtype the paste's code names most (the first named, between equals), None where it names none."""
     spelled = [(n.lineno, n.col_offset, d) for n in ast.walk(tree) if (d := dtype_spelled(n))]
-    named = [d for *_, d in sorted(spelled)]  # in the order the code reads
-    if not named:
-        return None
-    counts = {d: named.count(d) for d in named}
-    return max(counts, key=lambda d: (counts[d], -named.index(d)))
+    named = Counter(d for *_, d in sorted(spelled))  # in the order the code reads: ties go to the first
+    return named.most_common(1)[0][0] if named else None
 
 
 def buffer_dtypes(node: ast.FunctionDef) -> set[str]:
